@@ -1,0 +1,8 @@
+# Sourced by bin/demo and bin/test: the environment a local run needs.
+# shellcheck shell=bash
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export PATH="$root/.venv/bin:$PATH"
+export DBT_PROFILES_DIR="$root/profiles"
+# The machine's hostname may resolve to another interface; Spark stays on loopback.
+export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
+export TZ=UTC

@@ -1,0 +1,48 @@
+{#-
+    Typed, validated access to the project's vars. A bad value fails the run
+    with a message that names the var and says what it takes.
+-#}
+
+{% macro visitor_lookup_var_whole_number(name, minimum) %}
+    {%- set value = var(name) -%}
+    {%- set text = value | string | trim -%}
+    {%- if value is boolean or not modules.re.fullmatch('[0-9]+', text) or (text | int) < minimum -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var " ~ name ~ " must be a whole number >= " ~ minimum
+            ~ ", got '" ~ value ~ "'. Fix it in dbt_project.yml or pass --vars."
+        ) }}
+    {%- endif -%}
+    {{ return(text | int) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_start_date() %}
+    {#- The start date as Spark timestamp text; Spark itself rejects impossible dates (see get_run_limits). -#}
+    {%- set value = var('visitor_lookup__start_date') | string | trim -%}
+    {%- if not modules.re.fullmatch('[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]{1,6})?)?', value) -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var visitor_lookup__start_date must be a date 'YYYY-MM-DD' or a timestamp "
+            ~ "'YYYY-MM-DD HH:MM:SS' (UTC), got '" ~ value ~ "'."
+        ) }}
+    {%- endif -%}
+    {{ return(value | replace('T', ' ')) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_validate_vars() %}
+    {#- Called from on-run-start: every var is checked before any model runs. -#}
+    {%- set start_date = visitor_lookup_start_date() -%}
+    {%- if execute -%}
+        {#- The shape is checked above; Spark tells whether the date exists (2026-02-30 does not). -#}
+        {%- set parsed = run_query("select to_timestamp('" ~ start_date ~ "') as start_date").rows[0]['start_date'] -%}
+        {%- if parsed is none -%}
+            {{ exceptions.raise_compiler_error(
+                "Visitor lookup: var visitor_lookup__start_date ('" ~ start_date ~ "') is not a valid date or timestamp."
+            ) }}
+        {%- endif -%}
+    {%- endif -%}
+    {%- do visitor_lookup_var_whole_number('visitor_lookup__backfill_limit_days', 1) -%}
+    {%- do visitor_lookup_var_whole_number('visitor_lookup__lookback_window_hours', 0) -%}
+    {%- do visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
+    {%- do visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
+{% endmacro %}

@@ -1,0 +1,19 @@
+{#- How received events are cleaned and which copy of an event_id counts (SPEC §3). -#}
+
+{% macro visitor_lookup_normalise_id(column) %}
+    {#- Trim leading and trailing whitespace (space, tab, line breaks, form feed); blank becomes NULL. -#}
+    {{ return("nullif(regexp_replace(cast(" ~ column ~ " as string), '^\\\\s+|\\\\s+$', ''), '')") }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_copy_precedence(alias=none) %}
+    {#-
+        Order of the copies of one event_id: the smallest loaded_at counts;
+        exact ties fall to landed, then cookie, then user id (NULL first).
+    -#}
+    {%- set prefix = alias ~ '.' if alias else '' -%}
+    {{ return(
+        "named_struct('loaded_at', " ~ prefix ~ "loaded_at, 'landed', " ~ prefix ~ "landed, "
+        ~ "'visitor_cookie_id', " ~ prefix ~ "visitor_cookie_id, 'user_id', coalesce(" ~ prefix ~ "user_id, ''))"
+    ) }}
+{% endmacro %}

@@ -1,0 +1,127 @@
+{#-
+    The incremental manifest: which models of the incremental set have
+    processed events up to which loaded_at. Read by get_run_limits, advanced
+    by the on-run-end hook for the models that succeeded, and only for them.
+-#}
+
+{% macro visitor_lookup_incremental_tag() %}
+    {{ return('visitor_lookup_incremental') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_incremental_models() %}
+    {#- Names of the enabled models tagged as part of the incremental set, sorted. -#}
+    {%- set names = [] -%}
+    {%- for node in graph.nodes.values()
+        if node.resource_type == 'model' and visitor_lookup_incremental_tag() in node.tags -%}
+        {%- do names.append(node.name) -%}
+    {%- endfor -%}
+    {{ return(names | sort) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_manifest_status(manifest_relation, models) %}
+    {#-
+        What the manifest says of the given models: min and max last_success
+        (timestamp text, or none) and which models it has no row for.
+    -#}
+    {%- set status = {'min_last_success': none, 'max_last_success': none, 'present': [], 'missing': models} -%}
+    {%- set existing = adapter.get_relation(
+        database=manifest_relation.database,
+        schema=manifest_relation.schema,
+        identifier=manifest_relation.identifier,
+    ) -%}
+    {%- if existing is none or models | length == 0 -%}
+        {{ return(status) }}
+    {%- endif -%}
+    {%- set query -%}
+        select model, {{ visitor_lookup_timestamp_text('last_success') }} as last_success
+        from {{ existing }}
+        where model in ('{{ models | join("', '") }}') and last_success is not null
+    {%- endset -%}
+    {%- set rows = run_query(query).rows -%}
+    {%- set present = rows | map(attribute='model') | list -%}
+    {%- set stamps = rows | map(attribute='last_success') | list -%}
+    {%- if stamps -%}
+        {#- The text is fixed-width, so its order is the time order. -#}
+        {%- do status.update({'min_last_success': stamps | min, 'max_last_success': stamps | max}) -%}
+    {%- endif -%}
+    {%- do status.update({'present': present, 'missing': models | reject('in', present) | list}) -%}
+    {{ return(status) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_update_manifest(results) %}
+    {#-
+        on-run-end: advance last_success of every tagged model that succeeded
+        in this invocation. The new value is the greatest loaded_at among the
+        window's valid events when the window brought events newer than the
+        manifest's max_last_success, otherwise the window's upper_limit, so an
+        empty window still moves the state forward. It never moves backwards.
+    -#}
+    {%- if not execute -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set tag = visitor_lookup_incremental_tag() -%}
+    {%- set succeeded = [] -%}
+    {%- set not_succeeded = [] -%}
+    {%- set this_run_built = [] -%}
+    {%- for result in results if result.node.resource_type == 'model' -%}
+        {%- if result.status == 'success' and result.node.name == 'base_new_events_this_run' -%}
+            {%- do this_run_built.append(result.node.name) -%}
+        {%- endif -%}
+        {%- if tag in result.node.tags -%}
+            {%- do (succeeded if result.status == 'success' else not_succeeded).append(result.node.name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for name in not_succeeded -%}
+        {%- do exceptions.warn(
+            "Visitor lookup: " ~ name ~ " did not succeed; its manifest entry is left where it was "
+            ~ "and the next run catches it up."
+        ) -%}
+    {%- endfor -%}
+    {%- if not succeeded -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- if not this_run_built -%}
+        {%- do exceptions.warn(
+            "Visitor lookup: " ~ succeeded | join(', ') ~ " ran without base_new_events_this_run in the same "
+            ~ "invocation, so what they read is not this run's window; the manifest was not advanced. "
+            ~ "Run the whole project (dbt run) or select the models with their parents (+model)."
+        ) -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set manifest = visitor_lookup_model_relation('base_incremental_manifest') -%}
+    {%- set merge_sql -%}
+        merge into {{ manifest }} as manifest
+        using (
+            select
+                succeeded.model,
+                case
+                    when limits.max_last_success is null or window_high_water.max_loaded_at > limits.max_last_success
+                        then coalesce(window_high_water.max_loaded_at, limits.upper_limit)
+                    else limits.upper_limit
+                end as last_success
+            from (values ('{{ succeeded | join("'), ('") }}')) as succeeded (model)
+            cross join {{ visitor_lookup_model_relation('base_new_event_limits') }} as limits
+            cross join (
+                select max(loaded_at) as max_loaded_at
+                from {{ visitor_lookup_model_relation('base_new_events_this_run') }}
+            ) as window_high_water
+        ) as advanced
+        on manifest.model = advanced.model
+        when matched then update set manifest.last_success = greatest(manifest.last_success, advanced.last_success)
+        when not matched then insert (model, last_success) values (advanced.model, advanced.last_success)
+    {%- endset -%}
+    {%- do run_query(merge_sql) -%}
+    {%- set query -%}
+        select model, {{ visitor_lookup_timestamp_text('last_success') }} as last_success
+        from {{ manifest }}
+        where model in ('{{ succeeded | join("', '") }}')
+        order by model
+    {%- endset -%}
+    {%- for row in run_query(query).rows -%}
+        {%- do log("Visitor lookup: manifest: " ~ row['model'] ~ " processed through " ~ row['last_success'], info=True) -%}
+    {%- endfor -%}
+    {{ return('') }}
+{% endmacro %}

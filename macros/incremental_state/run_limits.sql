@@ -1,0 +1,115 @@
+{#-
+    The four states of the incremental set and the loaded_at range each run
+    reads (SPEC §5), Snowplow-style. Every bound is computed by Spark once,
+    logged, and stored in base_new_event_limits, which the window reads.
+-#}
+
+{% macro get_run_limits(min_last_success, max_last_success, models_in_manifest, models_missing, start_date) %}
+    {#-
+        SQL for one row (state, state_name, lower_limit, upper_limit) from what
+        the manifest says of the enabled tagged models:
+          1 first run      nothing in the manifest
+          2 new model      some enabled model missing from the manifest
+          3 out of sync    min_last_success < max_last_success
+          4 standard       otherwise
+    -#}
+    {%- set backfill = "interval " ~ visitor_lookup_var_whole_number('visitor_lookup__backfill_limit_days', 1) ~ " days" -%}
+    {%- set lookback = "interval " ~ visitor_lookup_var_whole_number('visitor_lookup__lookback_window_hours', 0) ~ " hours" -%}
+    {%- set start = "to_timestamp('" ~ start_date ~ "')" -%}
+    {%- set min_ts = visitor_lookup_timestamp_literal(min_last_success) -%}
+    {%- set max_ts = visitor_lookup_timestamp_literal(max_last_success) -%}
+    {%- if models_in_manifest == 0 -%}
+        {%- set state, name = 1, 'first run' -%}
+        {%- set lower, upper = start, "least(current_timestamp(), " ~ start ~ " + " ~ backfill ~ ")" -%}
+    {%- elif models_missing > 0 -%}
+        {%- set state, name = 2, 'new model' -%}
+        {%- set lower, upper = start, "least(" ~ max_ts ~ ", " ~ start ~ " + " ~ backfill ~ ")" -%}
+    {%- elif min_last_success < max_last_success -%}
+        {%- set state, name = 3, 'out of sync' -%}
+        {%- set lower = min_ts ~ " - " ~ lookback -%}
+        {%- set upper = "least(" ~ max_ts ~ ", " ~ min_ts ~ " + " ~ backfill ~ ")" -%}
+    {%- else -%}
+        {%- set state, name = 4, 'standard' -%}
+        {%- set lower = max_ts ~ " - " ~ lookback -%}
+        {%- set upper = "least(current_timestamp(), " ~ max_ts ~ " + " ~ backfill ~ ")" -%}
+    {%- endif -%}
+    {%- set sql -%}
+        select
+            {{ state }} as state,
+            '{{ name }}' as state_name,
+            {{ lower }} as lower_limit,
+            {{ upper }} as upper_limit
+    {%- endset -%}
+    {{ return(sql) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_resolve_run_limits(manifest_relation) %}
+    {#-
+        Reads the manifest, computes this run's limits with get_run_limits,
+        logs the state and range, and returns them as a dict of literals.
+    -#}
+    {%- set models = visitor_lookup_incremental_models() -%}
+    {%- set status = visitor_lookup_manifest_status(manifest_relation, models) -%}
+    {%- set limits_sql = get_run_limits(
+        status.min_last_success,
+        status.max_last_success,
+        status.present | length,
+        status.missing | length,
+        visitor_lookup_start_date(),
+    ) -%}
+    {%- set query -%}
+        select
+            state,
+            state_name,
+            {{ visitor_lookup_timestamp_text('lower_limit') }} as lower_limit,
+            {{ visitor_lookup_timestamp_text('upper_limit') }} as upper_limit
+        from ({{ limits_sql }}) as limits
+    {%- endset -%}
+    {%- set row = run_query(query).rows[0] -%}
+    {%- set limits = {
+        'state': row['state'] | int,
+        'state_name': row['state_name'],
+        'lower_limit': row['lower_limit'],
+        'upper_limit': row['upper_limit'],
+        'min_last_success': status.min_last_success,
+        'max_last_success': status.max_last_success,
+        'models_in_manifest': status.present | length,
+        'models_missing': status.missing,
+    } -%}
+    {%- do visitor_lookup_log_run_limits(limits) -%}
+    {{ return(limits) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_log_run_limits(limits) %}
+    {%- if limits.state == 1 -%}
+        {%- set message = "First run: no incremental model in the manifest, starting at visitor_lookup__start_date" -%}
+    {%- elif limits.state == 2 -%}
+        {%- set message = "New incremental model (" ~ limits.models_missing | join(', ')
+            ~ "): backfilling from visitor_lookup__start_date" -%}
+    {%- elif limits.state == 3 -%}
+        {%- set message = "Incremental models out of sync: catching up from " ~ limits.min_last_success -%}
+    {%- else -%}
+        {%- set message = "Standard incremental run" -%}
+    {%- endif -%}
+    {%- do log("Visitor lookup: " ~ message, info=True) -%}
+    {%- do log("Visitor lookup: Processing data between " ~ limits.lower_limit ~ " and " ~ limits.upper_limit
+        ~ " (loaded_at, UTC)", info=True) -%}
+{% endmacro %}
+
+
+{% macro visitor_lookup_run_limits(limits_relation) %}
+    {#- This run's limits, read back from base_new_event_limits (pass its ref), for the models that read the window. -#}
+    {%- if not execute -%}
+        {{ return({'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00'}) }}
+    {%- endif -%}
+    {%- set query -%}
+        select
+            {{ visitor_lookup_timestamp_text('lower_limit') }} as lower_limit,
+            {{ visitor_lookup_timestamp_text('upper_limit') }} as upper_limit
+        from {{ limits_relation }}
+    {%- endset -%}
+    {%- set row = run_query(query).rows[0] -%}
+    {{ return({'lower_limit': row['lower_limit'], 'upper_limit': row['upper_limit']}) }}
+{% endmacro %}

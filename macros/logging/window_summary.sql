@@ -1,0 +1,32 @@
+{% macro visitor_lookup_log_window(events_this_run) %}
+    {#-
+        Post-hook of base_events_this_run: log what this run's range held and
+        how many events it quarantined; warn when the range held nothing.
+    -#}
+    {%- if not execute -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set query -%}
+        select
+            count(*) as events_read,
+            count_if(invalid_reason is null and copy_rank = 1) as valid_events,
+            count_if(invalid_reason is null and copy_rank > 1) as duplicate_copies,
+            count_if(invalid_reason is not null) as quarantined_events
+        from {{ events_this_run }}
+    {%- endset -%}
+    {%- set counts = run_query(query).rows[0] -%}
+    {%- if counts['events_read'] == 0 -%}
+        {%- do exceptions.warn(
+            "Visitor lookup: no events in this run's loaded_at range. If that is unexpected, check "
+            ~ "VISITOR_LOOKUP_EVENTS_PATH (local) or the events table vars, move visitor_lookup__start_date, "
+            ~ "or raise visitor_lookup__backfill_limit_days. The state still moves forward."
+        ) -%}
+    {%- endif -%}
+    {%- do log(
+        "Visitor lookup: read " ~ counts['events_read'] ~ " events: " ~ counts['valid_events'] ~ " valid, "
+        ~ counts['duplicate_copies'] ~ " duplicate copies ignored, " ~ counts['quarantined_events']
+        ~ " quarantined (invalid, see quarantined_events)",
+        info=True,
+    ) -%}
+    {{ return('') }}
+{% endmacro %}

@@ -1,0 +1,28 @@
+{#-
+    This run's state and loaded_at range (SPEC §5), computed by
+    get_run_limits from the manifest and logged. Run it alone
+    (dbt run --select base_new_event_limits) to see the state: nothing else
+    changes.
+-#}
+{{ config(materialized='table') }}
+
+{%- set manifest = ref('base_incremental_manifest') -%}
+{%- if execute -%}
+    {%- set limits = visitor_lookup_resolve_run_limits(manifest) -%}
+{%- else -%}
+    {%- set limits = {
+        'state': 0, 'state_name': '', 'lower_limit': none, 'upper_limit': none,
+        'min_last_success': none, 'max_last_success': none, 'models_in_manifest': 0, 'models_missing': [],
+    } -%}
+{%- endif %}
+
+select
+    {{ limits.state }} as state,
+    '{{ limits.state_name }}' as state_name,
+    {{ visitor_lookup_timestamp_literal(limits.lower_limit) }} as lower_limit,
+    {{ visitor_lookup_timestamp_literal(limits.upper_limit) }} as upper_limit,
+    {{ visitor_lookup_timestamp_literal(limits.min_last_success) }} as min_last_success,
+    {{ visitor_lookup_timestamp_literal(limits.max_last_success) }} as max_last_success,
+    {{ limits.models_in_manifest }} as models_in_manifest,
+    cast(array({{ "'" ~ limits.models_missing | join("', '") ~ "'" if limits.models_missing else '' }}) as array<string>) as models_missing,
+    current_timestamp() as computed_at

@@ -1,0 +1,25 @@
+{#- The valid events of this run's range, one copy per event_id: what the lookup models read. -#}
+{{ config(materialized='table') }}
+
+with events_this_run as (
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at,
+        vcid_first_two,
+        invalid_reason,
+        copy_rank
+    from {{ ref('base_events_this_run') }}
+)
+
+select
+    event_id,
+    visitor_cookie_id,
+    user_id,
+    landed,
+    loaded_at,
+    vcid_first_two
+from events_this_run
+where invalid_reason is null and copy_rank = 1

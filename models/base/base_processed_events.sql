@@ -1,0 +1,75 @@
+{#-
+    Every valid page view processed so far, one row per event_id: the copy
+    with the smallest loaded_at. A copy read again (lookback, re-delivery)
+    changes nothing; a copy that arrives late but was loaded earlier than the
+    stored one replaces it.
+-#}
+{{
+    config(
+        materialized='incremental',
+        alias='processed_events',
+        incremental_strategy='merge',
+        unique_key='event_id',
+        partition_by=['vcid_first_two'],
+        tags=['visitor_lookup_incremental'],
+    )
+}}
+
+with new_events as (
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at,
+        vcid_first_two
+    from {{ ref('base_new_events_this_run') }}
+),
+
+{% if is_incremental() %}
+stored_events as (
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at
+    from {{ this }}
+),
+
+events_to_store as (
+    select
+        new_events.event_id,
+        new_events.visitor_cookie_id,
+        new_events.user_id,
+        new_events.landed,
+        new_events.loaded_at,
+        new_events.vcid_first_two
+    from new_events
+    left join stored_events
+        on new_events.event_id = stored_events.event_id
+    where
+        stored_events.event_id is null
+        or {{ visitor_lookup_copy_precedence('new_events') }} < {{ visitor_lookup_copy_precedence('stored_events') }}
+)
+{% else %}
+events_to_store as (
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at,
+        vcid_first_two
+    from new_events
+)
+{% endif %}
+
+select
+    event_id,
+    visitor_cookie_id,
+    user_id,
+    landed,
+    loaded_at,
+    vcid_first_two
+from events_to_store

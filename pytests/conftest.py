@@ -1,0 +1,126 @@
+"""One embedded Spark (started by the first dbt call) serves the whole suite.
+
+Each test is a scenario with its own schema (its own directory under the
+suite's warehouse) and its own events folder; dbt runs in-process through
+dbtRunner and its log lines are captured for assertions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from dbt.cli.main import dbtRunner, dbtRunnerResult
+from pyspark.sql import Row, SparkSession
+
+from visitor_lookup.generate import SCHEMA
+from visitor_lookup.spark_home import prepare_spark_home
+
+from .reference import Raw
+
+ROOT = Path(__file__).resolve().parents[1]
+INCREMENTAL_MODELS = ("base_processed_events", "base_quarantined_events")
+
+os.environ["TZ"] = "UTC"
+time.tzset()
+
+
+def ts(text: str) -> dt.datetime:
+    """A naive UTC datetime from 'YYYY-MM-DD HH:MM[:SS[.ffffff]]'."""
+    return dt.datetime.fromisoformat(text)
+
+
+class Scenario:
+    """A schema, an events folder, and dbt invocations against them."""
+
+    def __init__(self, name: str, workdir: Path) -> None:
+        self.schema = "t_" + re.sub(r"[^a-z0-9]+", "_", name.lower())[:60]
+        self.events_dir = workdir / "events"
+        self.events_dir.mkdir(parents=True)
+        self.target_dir = workdir / "target"
+        self.log_lines: list[str] = []
+        self._files = 0
+
+    # -- input ---------------------------------------------------------------
+    def write_events(self, events: Iterable[Raw]) -> Path:
+        """Drop one Parquet file with these events into the events folder."""
+        self._files += 1
+        rows = list(events)
+        columns = list(zip(*rows, strict=True)) if rows else [[] for _ in SCHEMA.names]
+        table = pa.table(dict(zip(SCHEMA.names, columns, strict=True)), schema=SCHEMA)
+        path = self.events_dir / f"file_{self._files:03d}.parquet"
+        pq.write_table(table, path)
+        return path
+
+    # -- dbt -----------------------------------------------------------------
+    def dbt(self, *args: str, vars: dict | None = None, ok: bool = True) -> dbtRunnerResult:
+        os.environ["VISITOR_LOOKUP_SCHEMA"] = self.schema
+        os.environ["VISITOR_LOOKUP_EVENTS_PATH"] = str(self.events_dir)
+        self.log_lines = []
+        command = [
+            *args,
+            "--project-dir", str(ROOT),
+            "--profiles-dir", str(ROOT / "profiles"),
+            "--target-path", str(self.target_dir),
+        ]
+        if vars:
+            command += ["--vars", json.dumps(vars, default=str)]
+        runner = dbtRunner(callbacks=[lambda event: self.log_lines.append(event.info.msg)])
+        result = runner.invoke(command)
+        if result.success != ok:
+            tail = "\n".join(self.log_lines[-40:])
+            raise AssertionError(f"dbt {' '.join(args)} success={result.success}, wanted {ok}:\n{tail}")
+        return result
+
+    def logged(self, fragment: str) -> list[str]:
+        return [line for line in self.log_lines if fragment in line]
+
+    # -- output --------------------------------------------------------------
+    @property
+    def spark(self) -> SparkSession:
+        return SparkSession.builder.getOrCreate()
+
+    def sql(self, query: str) -> list[Row]:
+        return self.spark.sql(query.format(schema=self.schema)).collect()
+
+    def table(self, name: str) -> list[Row]:
+        return self.sql(f"select * from {{schema}}.{name}")
+
+    def manifest(self) -> dict[str, dt.datetime]:
+        return {row.model: row.last_success for row in self.table("incremental_manifest")}
+
+    def set_manifest(self, entries: dict[str, dt.datetime]) -> None:
+        self.sql("delete from {schema}.incremental_manifest")
+        for model, last_success in entries.items():
+            self.sql(
+                f"insert into {{schema}}.incremental_manifest values ('{model}', timestamp'{last_success}')"
+            )
+
+    def snapshot_ids(self, name: str) -> set[int]:
+        """Iceberg snapshots of a table: any write, or a drop and re-create, changes this set."""
+        query = f"select snapshot_id from spark_catalog.{{schema}}.{name}.snapshots"
+        return {row.snapshot_id for row in self.sql(query)}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    prepare_spark_home()
+    path = tmp_path_factory.mktemp("warehouse")
+    os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(path)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("VISITOR_LOOKUP_DRIVER_MEMORY", "3g")
+    os.environ.setdefault("VISITOR_LOOKUP_SHUFFLE_PARTITIONS", "2")
+    yield path
+
+
+@pytest.fixture
+def scenario(request: pytest.FixtureRequest, tmp_path: Path) -> Scenario:
+    return Scenario(request.node.name, tmp_path)

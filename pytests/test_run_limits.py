@@ -1,0 +1,114 @@
+"""SPEC §5: the four states from a real manifest, their exact limits, and their logs."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from .conftest import INCREMENTAL_MODELS, Scenario, ts
+from .reference import Raw, run_limits
+
+VARS = {
+    "visitor_lookup__start_date": "2026-01-01",
+    "visitor_lookup__backfill_limit_days": 30,
+    "visitor_lookup__lookback_window_hours": 6,
+}
+OTHER_TABLES = (
+    "incremental_manifest",
+    "base_events_this_run",
+    "base_new_events_this_run",
+    "processed_events",
+    "quarantined_events",
+)
+
+
+def _text(value: dt.datetime) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+@pytest.fixture
+def built(scenario: Scenario) -> Scenario:
+    scenario.write_events(
+        [Raw("e1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:01"))]
+    )
+    scenario.dbt("run", vars=VARS)
+    return scenario
+
+
+@pytest.mark.parametrize(
+    ("manifest", "state", "message"),
+    [
+        ({}, 1, "Visitor lookup: First run: no incremental model in the manifest"),
+        (
+            {"base_processed_events": ts("2026-01-20 00:00")},
+            2,
+            "Visitor lookup: New incremental model (base_quarantined_events): backfilling",
+        ),
+        (
+            {"base_processed_events": ts("2026-01-10 00:00"), "base_quarantined_events": ts("2026-01-20 00:00")},
+            3,
+            "Visitor lookup: Incremental models out of sync: catching up from 2026-01-10 00:00:00.000000",
+        ),
+        (
+            {m: ts("2026-01-20 00:00") for m in INCREMENTAL_MODELS},
+            4,
+            "Visitor lookup: Standard incremental run",
+        ),
+        (
+            {"base_processed_events": ts("2025-12-01 00:00"), "base_quarantined_events": ts("2026-03-20 00:00")},
+            3,
+            "Visitor lookup: Incremental models out of sync",
+        ),
+    ],
+    ids=["first-run", "new-model", "out-of-sync", "standard", "out-of-sync-backfill-bound"],
+)
+def test_state_and_limits(built: Scenario, manifest: dict, state: int, message: str) -> None:
+    built.set_manifest(manifest)
+    untouched = {name: built.snapshot_ids(name) for name in OTHER_TABLES}
+
+    before = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    built.dbt("run", "--select", "base_new_event_limits", vars=VARS)
+
+    expected = run_limits(manifest, INCREMENTAL_MODELS, ts("2026-01-01"), before, 30, 6)
+    (row,) = built.table("base_new_event_limits")
+    assert (row.state, row.lower_limit, row.upper_limit) == expected
+    assert built.logged(message)
+    assert built.logged(
+        f"Visitor lookup: Processing data between {_text(expected.lower)} and {_text(expected.upper)}"
+    )
+    assert {name: built.snapshot_ids(name) for name in OTHER_TABLES} == untouched
+    assert built.manifest() == manifest
+
+
+def test_standard_run_is_bounded_by_now(built: Scenario) -> None:
+    recent = dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0) - dt.timedelta(days=2)
+    built.set_manifest({m: recent for m in INCREMENTAL_MODELS})
+
+    before = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    built.dbt("run", "--select", "base_new_event_limits", vars=VARS)
+    after = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+    (row,) = built.table("base_new_event_limits")
+    assert row.state == 4
+    assert row.lower_limit == recent - dt.timedelta(hours=6)
+    assert before <= row.upper_limit <= after
+
+
+@pytest.mark.parametrize(
+    ("bad_vars", "named"),
+    [
+        ({"visitor_lookup__backfill_limit_days": "thirty"}, "visitor_lookup__backfill_limit_days"),
+        ({"visitor_lookup__backfill_limit_days": 0}, "visitor_lookup__backfill_limit_days"),
+        ({"visitor_lookup__lookback_window_hours": -1}, "visitor_lookup__lookback_window_hours"),
+        ({"visitor_lookup__start_date": "yesterday"}, "visitor_lookup__start_date"),
+        ({"visitor_lookup__start_date": "2026-02-30"}, "visitor_lookup__start_date"),
+        ({"visitor_lookup__max_clock_skew_minutes": 1.5}, "visitor_lookup__max_clock_skew_minutes"),
+        ({"visitor_lookup__partition_prefix_length": 0}, "visitor_lookup__partition_prefix_length"),
+    ],
+)
+def test_bad_var_fails_the_run_naming_it(built: Scenario, bad_vars: dict, named: str) -> None:
+    manifest = built.manifest()
+    built.dbt("run", vars={**VARS, **bad_vars}, ok=False)
+    assert any(f"var {named}" in line for line in built.log_lines), built.log_lines[-10:]
+    assert built.manifest() == manifest

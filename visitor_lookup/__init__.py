@@ -1,0 +1,1 @@
+"""Helpers around the visitor lookup dbt project: Spark set-up and sample data."""
