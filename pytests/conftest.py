@@ -67,9 +67,12 @@ class Scenario:
         self.log_lines = []
         command = [
             *args,
-            "--project-dir", str(ROOT),
-            "--profiles-dir", str(ROOT / "profiles"),
-            "--target-path", str(self.target_dir),
+            "--project-dir",
+            str(ROOT),
+            "--profiles-dir",
+            str(ROOT / "profiles"),
+            "--target-path",
+            str(self.target_dir),
         ]
         if vars:
             command += ["--vars", json.dumps(vars, default=str)]

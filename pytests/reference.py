@@ -81,9 +81,7 @@ def processed_events(events: Iterable[Raw], max_skew_minutes: int = 10) -> dict[
 def quarantined(events: Iterable[Raw], max_skew_minutes: int = 10) -> set[tuple[Raw, str]]:
     """Each distinct invalid received row with its reason."""
     return {
-        (event, reason)
-        for event in events
-        if (reason := invalid_reason(event, max_skew_minutes)) is not None
+        (event, reason) for event in events if (reason := invalid_reason(event, max_skew_minutes)) is not None
     }
 
 

@@ -29,9 +29,7 @@ def _text(value: dt.datetime) -> str:
 
 @pytest.fixture
 def built(scenario: Scenario) -> Scenario:
-    scenario.write_events(
-        [Raw("e1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:01"))]
-    )
+    scenario.write_events([Raw("e1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:01"))])
     scenario.dbt("run", vars=VARS)
     return scenario
 
@@ -46,7 +44,10 @@ def built(scenario: Scenario) -> Scenario:
             "Visitor lookup: New incremental model (base_quarantined_events): backfilling",
         ),
         (
-            {"base_processed_events": ts("2026-01-10 00:00"), "base_quarantined_events": ts("2026-01-20 00:00")},
+            {
+                "base_processed_events": ts("2026-01-10 00:00"),
+                "base_quarantined_events": ts("2026-01-20 00:00"),
+            },
             3,
             "Visitor lookup: Incremental models out of sync: catching up from 2026-01-10 00:00:00.000000",
         ),
@@ -56,7 +57,10 @@ def built(scenario: Scenario) -> Scenario:
             "Visitor lookup: Standard incremental run",
         ),
         (
-            {"base_processed_events": ts("2025-12-01 00:00"), "base_quarantined_events": ts("2026-03-20 00:00")},
+            {
+                "base_processed_events": ts("2025-12-01 00:00"),
+                "base_quarantined_events": ts("2026-03-20 00:00"),
+            },
             3,
             "Visitor lookup: Incremental models out of sync",
         ),

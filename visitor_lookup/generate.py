@@ -57,13 +57,15 @@ def _cookie(rng: random.Random) -> str:
     return "".join(rng.choice(HEX) for _ in range(16))
 
 
-def _timeline(rng: random.Random, start: dt.datetime, span: dt.timedelta, mix: Mix):
+def _timeline(
+    rng: random.Random, start: dt.datetime, span: dt.timedelta, mix: Mix, users_pool: int
+) -> list[tuple[dt.datetime, str | None]]:
     """Who is logged in on one cookie over time: [(from, user or None)]."""
     phases: list[tuple[dt.datetime, str | None]] = [(start, None)]
     if rng.random() < mix.logged_in_cookie:
-        users = [f"u{rng.randrange(1, 10_000_000):07d}"]
+        users = [f"u{rng.randrange(users_pool):07d}"]
         if rng.random() < mix.user_switch:
-            users.append(f"u{rng.randrange(1, 10_000_000):07d}")
+            users.append(f"u{rng.randrange(users_pool):07d}")
             if rng.random() < 0.3:
                 users.append(users[0])
         for user in users:
@@ -95,12 +97,13 @@ def generate(
     rng = random.Random(seed)
     span = dt.timedelta(days=days)
     start = end - span
+    users_pool = max(2, events // 25)  # small enough that users come back on other devices
     made = 0
     while made < events:
         cookie = _cookie(rng)
         first = start + span * rng.random()
         lifetime = min(end - first, dt.timedelta(days=rng.expovariate(1 / 1.5)))
-        phases = _timeline(rng, first, lifetime, mix)
+        phases = _timeline(rng, first, lifetime, mix, users_pool)
         for _ in range(min(events - made, 1 + int(rng.expovariate(1 / 7)))):
             landed = first + lifetime * rng.random()
             user = next(u for t, u in reversed(phases) if t <= landed)
@@ -174,9 +177,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.events < 1 or args.batches < 1 or args.days <= 0:
         parser.error("--events and --batches must be at least 1 and --days positive")
     end = args.end or dt.datetime.now(dt.UTC).replace(microsecond=0)
-    for path in write_batches(
-        args.out, args.events, args.batches, end, args.days, args.seed, args.progress
-    ):
+    for path in write_batches(args.out, args.events, args.batches, end, args.days, args.seed, args.progress):
         print(path)
 
 

@@ -54,8 +54,8 @@
 {% macro visitor_lookup_update_manifest(results) %}
     {#-
         on-run-end: advance last_success of every tagged model that succeeded
-        in this invocation. The new value is the greatest loaded_at among the
-        window's valid events when the window brought events newer than the
+        in this invocation. The new value is the greatest loaded_at the window
+        read (valid, duplicate or invalid) when the window brought events newer than the
         manifest's max_last_success, otherwise the window's upper_limit, so an
         empty window still moves the state forward. It never moves backwards.
     -#}
@@ -67,7 +67,7 @@
     {%- set not_succeeded = [] -%}
     {%- set this_run_built = [] -%}
     {%- for result in results if result.node.resource_type == 'model' -%}
-        {%- if result.status == 'success' and result.node.name == 'base_new_events_this_run' -%}
+        {%- if result.status == 'success' and result.node.name == 'base_events_this_run' -%}
             {%- do this_run_built.append(result.node.name) -%}
         {%- endif -%}
         {%- if tag in result.node.tags -%}
@@ -85,7 +85,7 @@
     {%- endif -%}
     {%- if not this_run_built -%}
         {%- do exceptions.warn(
-            "Visitor lookup: " ~ succeeded | join(', ') ~ " ran without base_new_events_this_run in the same "
+            "Visitor lookup: " ~ succeeded | join(', ') ~ " ran without base_events_this_run in the same "
             ~ "invocation, so what they read is not this run's window; the manifest was not advanced. "
             ~ "Run the whole project (dbt run) or select the models with their parents (+model)."
         ) -%}
@@ -106,7 +106,7 @@
             cross join {{ visitor_lookup_model_relation('base_new_event_limits') }} as limits
             cross join (
                 select max(loaded_at) as max_loaded_at
-                from {{ visitor_lookup_model_relation('base_new_events_this_run') }}
+                from {{ visitor_lookup_model_relation('base_events_this_run') }}
             ) as window_high_water
         ) as advanced
         on manifest.model = advanced.model

@@ -6,18 +6,3 @@
     {%- endfor -%}
     {{ exceptions.raise_compiler_error("Visitor lookup: no model named " ~ model_name ~ " in this project.") }}
 {% endmacro %}
-
-
-{% macro visitor_lookup_timestamp_literal(value) %}
-    {#- A Spark timestamp literal from 'YYYY-MM-DD HH:MM:SS[.ffffff]' text, or a typed NULL. -#}
-    {%- if value is none -%}
-        {{ return('cast(null as timestamp)') }}
-    {%- endif -%}
-    {{ return("timestamp'" ~ value ~ "'") }}
-{% endmacro %}
-
-
-{% macro visitor_lookup_timestamp_text(expression) %}
-    {#- Render a timestamp as text in the session time zone (UTC), microseconds kept. -#}
-    {{ return("date_format(" ~ expression ~ ", 'yyyy-MM-dd HH:mm:ss.SSSSSS')") }}
-{% endmacro %}

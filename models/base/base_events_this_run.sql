@@ -81,13 +81,10 @@ ranked_copies as (
         received_visitor_cookie_id,
         received_user_id,
         invalid_reason,
-        case
-            when invalid_reason is null
-                then row_number() over (
-                    partition by invalid_reason is null, event_id
-                    order by {{ visitor_lookup_copy_precedence() }}
-                )
-        end as copy_rank
+        row_number() over (
+            partition by event_id, invalid_reason is null
+            order by {{ visitor_lookup_copy_precedence() }}
+        ) as copy_rank
     from checked_events
 )
 
@@ -100,6 +97,6 @@ select
     received_visitor_cookie_id,
     received_user_id,
     invalid_reason,
-    copy_rank,
+    case when invalid_reason is null then copy_rank end as copy_rank,
     substring(visitor_cookie_id, 1, {{ prefix_length }}) as vcid_first_two
 from ranked_copies

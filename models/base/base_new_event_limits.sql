@@ -17,12 +17,12 @@
 {%- endif %}
 
 select
-    {{ limits.state }} as state,
+    {{ limits.state }} as state,  -- noqa: RF04
     '{{ limits.state_name }}' as state_name,
     {{ visitor_lookup_timestamp_literal(limits.lower_limit) }} as lower_limit,
     {{ visitor_lookup_timestamp_literal(limits.upper_limit) }} as upper_limit,
     {{ visitor_lookup_timestamp_literal(limits.min_last_success) }} as min_last_success,
     {{ visitor_lookup_timestamp_literal(limits.max_last_success) }} as max_last_success,
     {{ limits.models_in_manifest }} as models_in_manifest,
-    cast(array({{ "'" ~ limits.models_missing | join("', '") ~ "'" if limits.models_missing else '' }}) as array<string>) as models_missing,
+    {{ visitor_lookup_string_array(limits.models_missing) }} as models_missing,
     current_timestamp() as computed_at

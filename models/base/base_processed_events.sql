@@ -10,7 +10,6 @@
         alias='processed_events',
         incremental_strategy='merge',
         unique_key='event_id',
-        partition_by=['vcid_first_two'],
         tags=['visitor_lookup_incremental'],
     )
 }}
@@ -26,7 +25,6 @@ with new_events as (
     from {{ ref('base_new_events_this_run') }}
 ),
 
-{% if is_incremental() %}
 stored_events as (
     select
         event_id,
@@ -34,7 +32,12 @@ stored_events as (
         user_id,
         landed,
         loaded_at
-    from {{ this }}
+    {% if is_incremental() -%}
+        from {{ this }}
+    {%- else -%}
+        from new_events
+        where false
+    {%- endif %}
 ),
 
 events_to_store as (
@@ -52,18 +55,6 @@ events_to_store as (
         stored_events.event_id is null
         or {{ visitor_lookup_copy_precedence('new_events') }} < {{ visitor_lookup_copy_precedence('stored_events') }}
 )
-{% else %}
-events_to_store as (
-    select
-        event_id,
-        visitor_cookie_id,
-        user_id,
-        landed,
-        loaded_at,
-        vcid_first_two
-    from new_events
-)
-{% endif %}
 
 select
     event_id,

@@ -28,19 +28,19 @@ with invalid_events as (
 
 keyed_events as (
     select
+        event_id,
+        received_visitor_cookie_id,
+        received_user_id,
+        landed,
+        loaded_at,
+        invalid_reason,
         sha2(to_json(named_struct(
             'event_id', event_id,
             'visitor_cookie_id', received_visitor_cookie_id,
             'user_id', received_user_id,
             'landed', landed,
             'loaded_at', loaded_at
-        )), 256) as quarantine_key,
-        event_id,
-        received_visitor_cookie_id,
-        received_user_id,
-        landed,
-        loaded_at,
-        invalid_reason
+        )), 256) as quarantine_key
     from invalid_events
 ),
 

@@ -1,0 +1,21 @@
+{#- Spark SQL literals and renderings shared by the macros and models. -#}
+
+{% macro visitor_lookup_timestamp_literal(value) %}
+    {#- A Spark timestamp literal from 'YYYY-MM-DD HH:MM:SS[.ffffff]' text, or a typed NULL. -#}
+    {%- if value is none -%}
+        {{ return('cast(null as timestamp)') }}
+    {%- endif -%}
+    {{ return("timestamp'" ~ value ~ "'") }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_timestamp_text(expression) %}
+    {#- Render a timestamp as text in the session time zone (UTC), microseconds kept. -#}
+    {{ return("date_format(" ~ expression ~ ", 'yyyy-MM-dd HH:mm:ss.SSSSSS')") }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_string_array(values) %}
+    {#- A Spark array<string> literal from a list of plain names. -#}
+    {{ return("cast(array(" ~ ("'" ~ values | join("', '") ~ "'" if values else "") ~ ") as array<string>)") }}
+{% endmacro %}

@@ -1,0 +1,192 @@
+"""SPEC §3 and §5 on real runs: quarantine, new files, overlapping windows, failures, gaps."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from .conftest import INCREMENTAL_MODELS, Scenario, ts
+from .reference import Raw, processed_events, quarantined
+
+VARS = {
+    "visitor_lookup__start_date": "2026-01-01",
+    "visitor_lookup__backfill_limit_days": 30,
+    "visitor_lookup__lookback_window_hours": 6,
+}
+
+
+def stored_events(scenario: Scenario) -> dict[str, tuple]:
+    rows = scenario.table("processed_events")
+    assert len({row.event_id for row in rows}) == len(rows), "an event_id stored twice"
+    return {
+        row.event_id: (row.event_id, row.visitor_cookie_id, row.user_id, row.landed, row.loaded_at)
+        for row in rows
+    }
+
+
+def stored_quarantine(scenario: Scenario) -> set[tuple[Raw, str]]:
+    return {
+        (Raw(r.event_id, r.visitor_cookie_id, r.user_id, r.landed, r.loaded_at), r.invalid_reason)
+        for r in scenario.table("quarantined_events")
+    }
+
+
+def limits(scenario: Scenario) -> tuple[int, dt.datetime, dt.datetime]:
+    (row,) = scenario.table("base_new_event_limits")
+    return row.state, row.lower_limit, row.upper_limit
+
+
+def assert_matches_reference(scenario: Scenario, seen: list[Raw]) -> None:
+    assert stored_events(scenario) == {k: tuple(v) for k, v in processed_events(seen).items()}
+    assert stored_quarantine(scenario) == quarantined(seen)
+
+
+def test_every_invalid_kind_is_quarantined_with_its_reason(scenario: Scenario) -> None:
+    at = ts("2026-01-05 10:00")
+    minute = dt.timedelta(minutes=1)
+    events = [
+        Raw("v1", "c1", "u1", at, at + minute),
+        Raw("v2", " c2\t", "  u2 ", at, at + minute),
+        Raw("v3", "c3", " ", at, at + minute),
+        Raw("v4", "C1", None, at, at + minute),
+        Raw("v5", "c5", "u5", at + 10 * minute, at),
+        Raw("bad-cookie-null", None, "u1", at, at + minute),
+        Raw("bad-cookie-blank", " \t ", "u1", at, at + minute),
+        Raw(None, "c1", "u1", at, at + minute),
+        Raw("bad-landed", "c1", "u1", None, at + minute),
+        Raw("bad-loaded", "c1", "u1", at, None),
+        Raw("bad-skew", "c1", "u1", at + 10 * minute + dt.timedelta(microseconds=1), at),
+        Raw("bad-skew", "c1", "u1", at + 10 * minute + dt.timedelta(microseconds=1), at),
+    ]
+    scenario.write_events(events)
+
+    scenario.dbt("run", vars=VARS)
+
+    assert_matches_reference(scenario, events)
+    reasons = {reason for _, reason in stored_quarantine(scenario)}
+    assert reasons == {
+        "visitor_cookie_id is null or blank",
+        "event_id is null",
+        "landed is null",
+        "loaded_at is null",
+        "landed is more than 10 minutes after loaded_at",
+    }
+    assert stored_events(scenario)["v2"][1:3] == ("c2", "u2")
+    assert stored_events(scenario)["v3"][2] is None
+    assert scenario.logged("read 12 events: 5 valid, 0 duplicate copies ignored, 7 quarantined")
+
+    # A second run re-reads the event without loaded_at and the lookback: nothing is doubled.
+    scenario.dbt("run", vars=VARS)
+    assert_matches_reference(scenario, events)
+
+
+def test_new_file_is_seen_and_overlapping_windows_count_once(scenario: Scenario) -> None:
+    first = [
+        Raw("a1", "c1", None, ts("2026-01-05 09:55"), ts("2026-01-05 10:00")),
+        Raw("a2", "c1", "u1", ts("2026-01-05 11:00"), ts("2026-01-05 11:00")),
+        Raw("a3", "c2", "u2", ts("2026-01-05 11:59"), ts("2026-01-05 12:00")),
+    ]
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+    assert limits(scenario) == (1, ts("2026-01-01"), ts("2026-01-31"))
+    assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-05 12:00"))
+    assert_matches_reference(scenario, first)
+
+    second = [
+        # new events
+        Raw("b1", "c1", "u3", ts("2026-01-05 12:30"), ts("2026-01-05 13:00")),
+        Raw("b2", "c3", None, ts("2026-01-05 12:45"), ts("2026-01-05 13:05")),
+        # delivered again later: the stored copy (loaded earlier) stays
+        Raw("a2", "c1", "u9", ts("2026-01-05 11:00"), ts("2026-01-05 13:30")),
+        # loaded before the high-water mark, delivered only now, inside the lookback
+        Raw("s1", "c4", "u4", ts("2026-01-05 08:00"), ts("2026-01-05 08:00")),
+        # a copy of a3 loaded earlier than the stored one: it is the copy that counts
+        Raw("a3", "c2", "u7", ts("2026-01-05 11:58"), ts("2026-01-05 11:58")),
+        # loaded before the lookback window: no run reads it
+        Raw("x1", "c5", "u5", ts("2026-01-05 05:00"), ts("2026-01-05 05:00")),
+    ]
+    scenario.write_events(second)
+    scenario.dbt("run", vars=VARS)
+
+    assert limits(scenario) == (4, ts("2026-01-05 06:00"), ts("2026-02-04 12:00"))
+    assert scenario.logged("Visitor lookup: Standard incremental run")
+    assert_matches_reference(scenario, first + second[:-1])
+    assert stored_events(scenario)["a2"][2] == "u1"
+    assert stored_events(scenario)["a3"][2] == "u7"
+    assert "x1" not in stored_events(scenario)
+    assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-05 13:30"))
+
+
+def test_failed_model_keeps_its_manifest_entry_and_next_run_catches_up(scenario: Scenario) -> None:
+    first = [
+        Raw("a1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:00")),
+        Raw("a2", None, "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:00")),
+    ]
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+
+    # Someone changed the quarantine table under us: its merge now fails.
+    scenario.sql("alter table {schema}.quarantined_events rename to {schema}.quarantined_events_saved")
+    scenario.sql(
+        "create table {schema}.quarantined_events (quarantine_key string, injected string) using iceberg"
+    )
+    second = [
+        Raw("b1", "c1", "u2", ts("2026-01-06 10:00"), ts("2026-01-06 10:00")),
+        Raw("b2", "c2", "u3", ts("2026-01-06 11:00"), None),
+        Raw("b3", "  ", "u3", ts("2026-01-06 11:00"), ts("2026-01-06 11:00")),
+    ]
+    scenario.write_events(second)
+    scenario.dbt("run", vars=VARS, ok=False)
+
+    assert scenario.manifest() == {
+        "base_processed_events": ts("2026-01-06 11:00"),
+        "base_quarantined_events": ts("2026-01-05 10:00"),
+    }
+    assert scenario.logged("base_quarantined_events did not succeed")
+
+    scenario.sql("drop table {schema}.quarantined_events")
+    scenario.sql("alter table {schema}.quarantined_events_saved rename to {schema}.quarantined_events")
+    scenario.dbt("run", vars=VARS)
+
+    assert scenario.logged("Visitor lookup: Incremental models out of sync")
+    assert limits(scenario) == (3, ts("2026-01-05 04:00"), ts("2026-01-06 11:00"))
+    assert_matches_reference(scenario, first + second)
+    assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-06 11:00"))
+
+
+def test_empty_windows_move_the_state_past_a_gap(scenario: Scenario) -> None:
+    run_vars = {**VARS, "visitor_lookup__backfill_limit_days": 20}
+    early = [Raw("a1", "c1", "u1", ts("2026-01-02 10:00"), ts("2026-01-02 10:00"))]
+    late = [Raw("b1", "c1", "u2", ts("2026-02-15 10:00"), ts("2026-02-15 10:00"))]
+    scenario.write_events(early + late)
+
+    expected_runs = [
+        ((1, ts("2026-01-01"), ts("2026-01-21")), ts("2026-01-02 10:00"), False),
+        ((4, ts("2026-01-02 04:00"), ts("2026-01-22 10:00")), ts("2026-01-22 10:00"), False),
+        ((4, ts("2026-01-22 04:00"), ts("2026-02-11 10:00")), ts("2026-02-11 10:00"), True),
+        ((4, ts("2026-02-11 04:00"), ts("2026-03-03 10:00")), ts("2026-02-15 10:00"), False),
+    ]
+    for window, last_success, warned in expected_runs:
+        scenario.dbt("run", vars=run_vars)
+        assert limits(scenario) == window
+        assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, last_success)
+        assert bool(scenario.logged("no events in this run's loaded_at range")) == warned
+    assert_matches_reference(scenario, early + late)
+
+
+def test_full_refresh_starts_again_from_start_date(scenario: Scenario) -> None:
+    first = [
+        Raw("a1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:00")),
+        Raw("a2", "c1", None, None, ts("2026-01-05 10:00")),
+    ]
+    second = [Raw("b1", "c2", "u2", ts("2026-01-06 10:00"), ts("2026-01-06 10:00"))]
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+    scenario.write_events(second)
+    scenario.dbt("run", vars=VARS)
+
+    scenario.dbt("run", "--full-refresh", vars=VARS)
+
+    assert scenario.logged("Visitor lookup: First run")
+    assert limits(scenario) == (1, ts("2026-01-01"), ts("2026-01-31"))
+    assert_matches_reference(scenario, first + second)
+    assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-06 10:00"))
