@@ -24,10 +24,16 @@ from pyspark.sql import Row, SparkSession
 from visitor_lookup.generate import SCHEMA
 from visitor_lookup.spark_home import prepare_spark_home
 
-from .reference import Raw
+from .reference import LookupTables, Raw
 
 ROOT = Path(__file__).resolve().parents[1]
-INCREMENTAL_MODELS = ("base_processed_events", "base_quarantined_events")
+INCREMENTAL_MODELS = (
+    "base_processed_events",
+    "base_quarantined_events",
+    "first_dates",
+    "user_mapping",
+    "visitor_lookup_spans",
+)
 
 os.environ["TZ"] = "UTC"
 time.tzset()
@@ -97,6 +103,22 @@ class Scenario:
     def table(self, name: str) -> list[Row]:
         return self.sql(f"select * from {{schema}}.{name}")
 
+    def lookup_tables(self) -> LookupTables:
+        """The three tables as sets of tuples shaped like the reference's."""
+        return LookupTables(
+            {tuple(row) for row in self.sql(
+                "select visitor_cookie_id, first_date, first_day, vcid_first_two from {schema}.first_dates"
+            )},
+            {tuple(row) for row in self.sql(
+                "select visitor_cookie_id, user_id, valid_start_date, valid_end_date, is_current, "
+                "vcid_first_two from {schema}.user_mapping"
+            )},
+            {tuple(row) for row in self.sql(
+                "select visitor_cookie_id, user_id, valid_start_date, valid_end_date, is_current, "
+                "start_day, vcid_first_two from {schema}.visitor_lookup"
+            )},
+        )
+
     def manifest(self) -> dict[str, dt.datetime]:
         return {row.model: row.last_success for row in self.table("incremental_manifest")}
 
@@ -127,3 +149,10 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture
 def scenario(request: pytest.FixtureRequest, tmp_path: Path) -> Scenario:
     return Scenario(request.node.name, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def module_scenario(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
+    """One scenario shared by the tests of a module (their cases use distinct cookies)."""
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    return Scenario(name, tmp_path_factory.mktemp(name))

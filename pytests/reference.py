@@ -111,3 +111,55 @@ def run_limits(
     if low < high:
         return Limits(3, low - lookback, min(high, low + backfill))
     return Limits(4, high - lookback, min(now, high + backfill))
+
+
+MICROSECOND = dt.timedelta(microseconds=1)
+
+
+class LookupTables(NamedTuple):
+    first_dates: set[tuple]  # (cookie, first_date, first_day, prefix)
+    user_mapping: set[tuple]  # (cookie, user, start, end, is_current, prefix)
+    visitor_lookup: set[tuple]  # (cookie, user, start, end, is_current, start_day, prefix)
+
+
+def lookup_tables(events: Iterable[Clean], prefix_length: int = 2) -> LookupTables:
+    """SPEC §4 for a set of valid, deduplicated events."""
+    by_cookie: dict[str, list[Clean]] = {}
+    for event in events:
+        by_cookie.setdefault(event.visitor_cookie_id, []).append(event)
+    if not by_cookie:
+        return LookupTables(set(), set(), set())
+    watermark = max(e.landed for evs in by_cookie.values() for e in evs)
+    first_dates, user_mapping, visitor_lookup = set(), set(), set()
+    for cookie, cookie_events in by_cookie.items():
+        prefix = cookie[:prefix_length]
+        first = min(e.landed for e in cookie_events)
+        first_dates.add((cookie, first, first.date(), prefix))
+
+        deciding_event: dict[dt.datetime, Clean] = {}
+        for event in cookie_events:
+            if event.user_id is None:
+                continue
+            current = deciding_event.get(event.landed)
+            if current is None or event.event_id > current.event_id:
+                deciding_event[event.landed] = event
+        starts: list[tuple[dt.datetime, str]] = []
+        for instant in sorted(deciding_event):
+            user = deciding_event[instant].user_id
+            assert user is not None
+            if not starts or starts[-1][1] != user:
+                starts.append((instant, user))
+
+        if not starts:
+            visitor_lookup.add((cookie, None, first, watermark, True, first.date(), prefix))
+            continue
+        for position, (start, user) in enumerate(starts):
+            is_current = position == len(starts) - 1
+            end = None if is_current else starts[position + 1][0] - MICROSECOND
+            user_mapping.add((cookie, user, start, end, is_current, prefix))
+            lookup_start = first if position == 0 else start
+            lookup_end = watermark if is_current else end
+            visitor_lookup.add(
+                (cookie, user, lookup_start, lookup_end, is_current, lookup_start.date(), prefix)
+            )
+    return LookupTables(first_dates, user_mapping, visitor_lookup)

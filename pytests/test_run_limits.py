@@ -18,8 +18,12 @@ OTHER_TABLES = (
     "incremental_manifest",
     "base_events_this_run",
     "base_new_events_this_run",
+    "base_cookie_changes_this_run",
     "processed_events",
     "quarantined_events",
+    "first_dates",
+    "user_mapping",
+    "visitor_lookup_spans",
 )
 
 
@@ -34,6 +38,11 @@ def built(scenario: Scenario) -> Scenario:
     return scenario
 
 
+def _all(at: str, **lagging: str) -> dict[str, dt.datetime]:
+    """Every incremental model at `at`, but those named in `lagging`."""
+    return {model: ts(lagging.get(model, at)) for model in INCREMENTAL_MODELS}
+
+
 @pytest.mark.parametrize(
     ("manifest", "state", "message"),
     [
@@ -41,26 +50,17 @@ def built(scenario: Scenario) -> Scenario:
         (
             {"base_processed_events": ts("2026-01-20 00:00")},
             2,
-            "Visitor lookup: New incremental model (base_quarantined_events): backfilling",
+            "Visitor lookup: New incremental model (base_quarantined_events, first_dates, user_mapping, "
+            "visitor_lookup_spans): backfilling",
         ),
         (
-            {
-                "base_processed_events": ts("2026-01-10 00:00"),
-                "base_quarantined_events": ts("2026-01-20 00:00"),
-            },
+            _all("2026-01-20 00:00", user_mapping="2026-01-10 00:00"),
             3,
             "Visitor lookup: Incremental models out of sync: catching up from 2026-01-10 00:00:00.000000",
         ),
+        (_all("2026-01-20 00:00"), 4, "Visitor lookup: Standard incremental run"),
         (
-            {m: ts("2026-01-20 00:00") for m in INCREMENTAL_MODELS},
-            4,
-            "Visitor lookup: Standard incremental run",
-        ),
-        (
-            {
-                "base_processed_events": ts("2025-12-01 00:00"),
-                "base_quarantined_events": ts("2026-03-20 00:00"),
-            },
+            _all("2026-03-20 00:00", base_processed_events="2025-12-01 00:00"),
             3,
             "Visitor lookup: Incremental models out of sync",
         ),

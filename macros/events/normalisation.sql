@@ -17,3 +17,13 @@
         ~ "'visitor_cookie_id', " ~ prefix ~ "visitor_cookie_id, 'user_id', coalesce(" ~ prefix ~ "user_id, ''))"
     ) }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_same_event_content(left, right) %}
+    {#- True when two copies of an event put the same user on the same cookie at the same instant. -#}
+    {{ return(
+        "(" ~ left ~ ".visitor_cookie_id = " ~ right ~ ".visitor_cookie_id and "
+        ~ left ~ ".landed = " ~ right ~ ".landed and "
+        ~ left ~ ".user_id <=> " ~ right ~ ".user_id)"
+    ) }}
+{% endmacro %}

@@ -19,3 +19,10 @@
     {#- A Spark array<string> literal from a list of plain names. -#}
     {{ return("cast(array(" ~ ("'" ~ values | join("', '") ~ "'" if values else "") ~ ") as array<string>)") }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_partition_key(cookie_column) %}
+    {#- vcid_first_two: the first visitor_lookup__partition_prefix_length characters of the cookie. -#}
+    {%- set length = visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
+    {{ return("substring(" ~ cookie_column ~ ", 1, " ~ length ~ ")") }}
+{% endmacro %}

@@ -2,7 +2,8 @@
     Every valid page view processed so far, one row per event_id: the copy
     with the smallest loaded_at. A copy read again (lookback, re-delivery)
     changes nothing; a copy that arrives late but was loaded earlier than the
-    stored one replaces it.
+    stored one replaces it, and the row keeps the replaced copy's cookie and
+    landed so the lookup models can recompute what that copy had shaped.
 -#}
 {{
     config(
@@ -31,11 +32,23 @@ stored_events as (
         visitor_cookie_id,
         user_id,
         landed,
-        loaded_at
+        loaded_at,
+        replaced_visitor_cookie_id,
+        replaced_landed
     {% if is_incremental() -%}
         from {{ this }}
     {%- else -%}
-        from new_events
+        from (
+            select
+                event_id,
+                visitor_cookie_id,
+                user_id,
+                landed,
+                loaded_at,
+                cast(null as string) as replaced_visitor_cookie_id,
+                cast(null as timestamp) as replaced_landed
+            from new_events
+        ) as nothing_stored_yet
         where false
     {%- endif %}
 ),
@@ -47,7 +60,16 @@ events_to_store as (
         new_events.user_id,
         new_events.landed,
         new_events.loaded_at,
-        new_events.vcid_first_two
+        new_events.vcid_first_two,
+        -- a stored copy that said something else: remember where it stood
+        case
+            when {{ visitor_lookup_same_event_content('new_events', 'stored_events') }} is not true
+                then stored_events.visitor_cookie_id
+        end as replaced_visitor_cookie_id,
+        case
+            when {{ visitor_lookup_same_event_content('new_events', 'stored_events') }} is not true
+                then stored_events.landed
+        end as replaced_landed
     from new_events
     left join stored_events
         on new_events.event_id = stored_events.event_id
@@ -62,5 +84,7 @@ select
     user_id,
     landed,
     loaded_at,
-    vcid_first_two
+    vcid_first_two,
+    replaced_visitor_cookie_id,
+    replaced_landed
 from events_to_store

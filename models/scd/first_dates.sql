@@ -1,0 +1,97 @@
+{#-
+    One row per cookie: the earliest landed of any of its valid events.
+    A run changes only the cookies it touches: the first date moves earlier
+    when an earlier event arrives; it is recounted from the stored events only
+    when a replaced copy may have held it, and the row is deleted when the
+    cookie has no event left.
+-#}
+{{
+    config(
+        unique_key=['vcid_first_two', 'visitor_cookie_id'],
+        tblproperties=visitor_lookup_lookup_table_properties(),
+    )
+}}
+
+{%- set changes_relation = ref('base_cookie_changes_this_run') -%}
+{%- set earliest_removed = visitor_lookup_earliest_change(changes_relation, 'earliest_removed_landed') %}
+
+with changes as (
+    select
+        visitor_cookie_id,
+        vcid_first_two,
+        earliest_new_landed,
+        earliest_removed_landed
+    from {{ changes_relation }}
+),
+
+stored_first_dates as (
+    select
+        visitor_cookie_id,
+        first_date
+    {% if is_incremental() -%}
+        from {{ this }}
+    {%- else -%}
+        from (select cast(null as string) as visitor_cookie_id, cast(null as timestamp) as first_date) as empty_table
+        where false
+    {%- endif %}
+),
+
+stored_events as (
+    select
+        visitor_cookie_id,
+        landed
+    from {{ ref('base_processed_events') }}
+    where {{ earliest_removed }} is not null
+),
+
+candidates as (
+    select
+        changes.visitor_cookie_id,
+        changes.vcid_first_two,
+        stored_first_dates.first_date as stored_first_date,
+        least(stored_first_dates.first_date, changes.earliest_new_landed) as moved_first_date,
+        coalesce(changes.earliest_removed_landed <= stored_first_dates.first_date, false) as needs_recount
+    from changes
+    left join stored_first_dates
+        on changes.visitor_cookie_id = stored_first_dates.visitor_cookie_id
+),
+
+recounted_first_dates as (
+    select
+        stored_events.visitor_cookie_id,
+        min(stored_events.landed) as first_date
+    from stored_events
+    inner join candidates
+        on stored_events.visitor_cookie_id = candidates.visitor_cookie_id
+    where candidates.needs_recount
+    group by stored_events.visitor_cookie_id
+),
+
+resolved_first_dates as (
+    select
+        candidates.visitor_cookie_id,
+        candidates.vcid_first_two,
+        candidates.stored_first_date,
+        case
+            when candidates.needs_recount then recounted_first_dates.first_date
+            else candidates.moved_first_date
+        end as first_date
+    from candidates
+    left join recounted_first_dates
+        on candidates.visitor_cookie_id = recounted_first_dates.visitor_cookie_id
+)
+
+select
+    visitor_cookie_id,
+    first_date,
+    to_date(first_date) as first_day,
+    vcid_first_two
+    {%- if is_incremental() %},
+        case when first_date is null then 'delete' else 'upsert' end as merge_action
+    {%- endif %}
+from resolved_first_dates
+where
+    first_date is distinct from stored_first_date
+    {%- if not is_incremental() %}
+        and first_date is not null
+    {%- endif %}

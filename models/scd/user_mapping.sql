@@ -1,0 +1,226 @@
+{#-
+    Type-2 history of the user behind each cookie: a row starts at every
+    instant whose user differs from the previous instant's (SPEC §4).
+
+    A run rebuilds each touched cookie from the earliest instant its new
+    events (or a replaced copy) can change: it starts from the stored row in
+    effect just before that instant, re-reads the cookie's stored events with
+    a user from that instant on, and emits only the rows that differ from the
+    table (upserts) and the stored rows that no longer exist (deletes).
+-#}
+{{
+    config(
+        unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
+        tblproperties=visitor_lookup_lookup_table_properties(),
+    )
+}}
+
+{%- set changes_relation = ref('base_cookie_changes_this_run') -%}
+{%- set earliest_change = visitor_lookup_earliest_change(changes_relation, 'user_changed_from') %}
+
+with changes as (
+    select
+        visitor_cookie_id,
+        vcid_first_two,
+        user_changed_from
+    from {{ changes_relation }}
+    where user_changed_from is not null
+),
+
+stored_rows as (
+    select
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current
+    {% if is_incremental() -%}
+        from {{ this }}
+    {%- else -%}
+        from (
+            select
+                cast(null as string) as visitor_cookie_id,
+                cast(null as string) as user_id,
+                cast(null as timestamp) as valid_start_date,
+                cast(null as timestamp) as valid_end_date,
+                cast(null as boolean) as is_current
+        ) as empty_table
+        where false
+    {%- endif %}
+),
+
+stored_events_with_user as (
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed
+    from {{ ref('base_processed_events') }}
+    where user_id is not null and landed >= {{ earliest_change }}
+),
+
+touched_rows as (
+    select
+        stored_rows.visitor_cookie_id,
+        stored_rows.user_id,
+        stored_rows.valid_start_date,
+        stored_rows.valid_end_date,
+        stored_rows.is_current,
+        changes.user_changed_from
+    from stored_rows
+    inner join changes
+        on stored_rows.visitor_cookie_id = changes.visitor_cookie_id
+),
+
+rows_before_change as (
+    select
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        row_number() over (partition by visitor_cookie_id order by valid_start_date desc) as recency
+    from touched_rows
+    where valid_start_date < user_changed_from
+),
+
+row_in_effect_before_change as (
+    select
+        visitor_cookie_id,
+        user_id,
+        valid_start_date
+    from rows_before_change
+    where recency = 1
+),
+
+rows_in_scope as (
+    -- every stored row the rebuild may replace: from the row in effect before the change on
+    select
+        touched_rows.visitor_cookie_id,
+        touched_rows.user_id,
+        touched_rows.valid_start_date,
+        touched_rows.valid_end_date,
+        touched_rows.is_current
+    from touched_rows
+    left join row_in_effect_before_change
+        on touched_rows.visitor_cookie_id = row_in_effect_before_change.visitor_cookie_id
+    where
+        touched_rows.valid_start_date
+        >= coalesce(row_in_effect_before_change.valid_start_date, touched_rows.user_changed_from)
+),
+
+events_since_change as (
+    select
+        stored_events_with_user.event_id,
+        stored_events_with_user.visitor_cookie_id,
+        stored_events_with_user.user_id,
+        stored_events_with_user.landed
+    from stored_events_with_user
+    inner join changes
+        on stored_events_with_user.visitor_cookie_id = changes.visitor_cookie_id
+    where stored_events_with_user.landed >= changes.user_changed_from
+),
+
+user_per_instant as (
+    -- several events at one instant: the greatest event_id names the user
+    select
+        visitor_cookie_id,
+        landed as instant,
+        max_by(user_id, event_id) as user_id
+    from events_since_change
+    group by visitor_cookie_id, landed
+),
+
+timeline as (
+    select
+        visitor_cookie_id,
+        valid_start_date as instant,
+        user_id
+    from row_in_effect_before_change
+    union all
+    select
+        visitor_cookie_id,
+        instant,
+        user_id
+    from user_per_instant
+),
+
+timeline_with_previous_user as (
+    select
+        visitor_cookie_id,
+        instant,
+        user_id,
+        lag(user_id) over (partition by visitor_cookie_id order by instant) as previous_user_id
+    from timeline
+),
+
+user_switches as (
+    select
+        visitor_cookie_id,
+        instant,
+        user_id
+    from timeline_with_previous_user
+    where previous_user_id is null or previous_user_id != user_id
+),
+
+rebuilt_rows as (
+    select
+        visitor_cookie_id,
+        user_id,
+        instant as valid_start_date,
+        lead(instant) over (partition by visitor_cookie_id order by instant)
+        - interval 1 microsecond as valid_end_date,
+        lead(instant) over (partition by visitor_cookie_id order by instant) is null as is_current
+    from user_switches
+),
+
+upserts as (
+    select
+        rebuilt_rows.visitor_cookie_id,
+        rebuilt_rows.user_id,
+        rebuilt_rows.valid_start_date,
+        rebuilt_rows.valid_end_date,
+        rebuilt_rows.is_current,
+        'upsert' as merge_action
+    from rebuilt_rows
+    left join rows_in_scope
+        on
+            rebuilt_rows.visitor_cookie_id = rows_in_scope.visitor_cookie_id
+            and rebuilt_rows.valid_start_date = rows_in_scope.valid_start_date
+    where
+        rows_in_scope.visitor_cookie_id is null
+        or rebuilt_rows.user_id != rows_in_scope.user_id
+        or rebuilt_rows.valid_end_date is distinct from rows_in_scope.valid_end_date
+        or rebuilt_rows.is_current != rows_in_scope.is_current
+),
+
+deletes as (
+    select
+        rows_in_scope.visitor_cookie_id,
+        rows_in_scope.user_id,
+        rows_in_scope.valid_start_date,
+        rows_in_scope.valid_end_date,
+        rows_in_scope.is_current,
+        'delete' as merge_action
+    from rows_in_scope
+    left anti join rebuilt_rows
+        on
+            rows_in_scope.visitor_cookie_id = rebuilt_rows.visitor_cookie_id
+            and rows_in_scope.valid_start_date = rebuilt_rows.valid_start_date
+),
+
+row_changes as (
+    select * from upserts
+    union all
+    select * from deletes
+)
+
+select
+    visitor_cookie_id,
+    user_id,
+    valid_start_date,
+    valid_end_date,
+    is_current,
+    {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two
+    {%- if is_incremental() %},
+        merge_action
+    {%- endif %}
+from row_changes

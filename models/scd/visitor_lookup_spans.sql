@@ -1,0 +1,156 @@
+{#-
+    The rows of visitor_lookup as stored: for a cookie that never logged in,
+    one anonymous span from its first date; otherwise its user_mapping rows,
+    the first one starting at the cookie's first date (the anonymous history
+    before the first login belongs to the first user). The current span is
+    stored open (valid_end_date NULL): the view visitor_lookup closes it at
+    the processed-through watermark, so a run rewrites only touched cookies
+    instead of every current row.
+-#}
+{{
+    config(
+        unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
+        tblproperties=visitor_lookup_lookup_table_properties(),
+    )
+}}
+
+with changes as (
+    select
+        visitor_cookie_id
+    from {{ ref('base_cookie_changes_this_run') }}
+),
+
+cookie_first_dates as (
+    select
+        first_dates.visitor_cookie_id,
+        first_dates.first_date
+    from {{ ref('first_dates') }} as first_dates
+    inner join changes
+        on first_dates.visitor_cookie_id = changes.visitor_cookie_id
+),
+
+cookie_user_rows as (
+    select
+        user_mapping.visitor_cookie_id,
+        user_mapping.user_id,
+        user_mapping.valid_start_date,
+        user_mapping.valid_end_date,
+        user_mapping.is_current,
+        row_number() over (
+            partition by user_mapping.visitor_cookie_id order by user_mapping.valid_start_date
+        ) as position
+    from {{ ref('user_mapping') }} as user_mapping
+    inner join changes
+        on user_mapping.visitor_cookie_id = changes.visitor_cookie_id
+),
+
+stored_spans as (
+    select
+        spans.visitor_cookie_id,
+        spans.user_id,
+        spans.valid_start_date,
+        spans.valid_end_date,
+        spans.is_current
+    {% if is_incremental() -%}
+        from {{ this }} as spans
+        inner join changes
+            on spans.visitor_cookie_id = changes.visitor_cookie_id
+    {%- else -%}
+        from (
+            select
+                cast(null as string) as visitor_cookie_id,
+                cast(null as string) as user_id,
+                cast(null as timestamp) as valid_start_date,
+                cast(null as timestamp) as valid_end_date,
+                cast(null as boolean) as is_current
+        ) as spans
+        where false
+    {%- endif %}
+),
+
+user_spans as (
+    select
+        cookie_user_rows.visitor_cookie_id,
+        cookie_user_rows.user_id,
+        case
+            when cookie_user_rows.position = 1 then cookie_first_dates.first_date
+            else cookie_user_rows.valid_start_date
+        end as valid_start_date,
+        cookie_user_rows.valid_end_date,
+        cookie_user_rows.is_current
+    from cookie_user_rows
+    inner join cookie_first_dates
+        on cookie_user_rows.visitor_cookie_id = cookie_first_dates.visitor_cookie_id
+),
+
+anonymous_spans as (
+    select
+        cookie_first_dates.visitor_cookie_id,
+        cast(null as string) as user_id,
+        cookie_first_dates.first_date as valid_start_date,
+        cast(null as timestamp) as valid_end_date,
+        true as is_current
+    from cookie_first_dates
+    left anti join cookie_user_rows
+        on cookie_first_dates.visitor_cookie_id = cookie_user_rows.visitor_cookie_id
+),
+
+rebuilt_spans as (
+    select * from user_spans
+    union all
+    select * from anonymous_spans
+),
+
+upserts as (
+    select
+        rebuilt_spans.visitor_cookie_id,
+        rebuilt_spans.user_id,
+        rebuilt_spans.valid_start_date,
+        rebuilt_spans.valid_end_date,
+        rebuilt_spans.is_current,
+        'upsert' as merge_action
+    from rebuilt_spans
+    left join stored_spans
+        on
+            rebuilt_spans.visitor_cookie_id = stored_spans.visitor_cookie_id
+            and rebuilt_spans.valid_start_date = stored_spans.valid_start_date
+    where
+        stored_spans.visitor_cookie_id is null
+        or rebuilt_spans.user_id is distinct from stored_spans.user_id
+        or rebuilt_spans.valid_end_date is distinct from stored_spans.valid_end_date
+        or rebuilt_spans.is_current != stored_spans.is_current
+),
+
+deletes as (
+    select
+        stored_spans.visitor_cookie_id,
+        stored_spans.user_id,
+        stored_spans.valid_start_date,
+        stored_spans.valid_end_date,
+        stored_spans.is_current,
+        'delete' as merge_action
+    from stored_spans
+    left anti join rebuilt_spans
+        on
+            stored_spans.visitor_cookie_id = rebuilt_spans.visitor_cookie_id
+            and stored_spans.valid_start_date = rebuilt_spans.valid_start_date
+),
+
+span_changes as (
+    select * from upserts
+    union all
+    select * from deletes
+)
+
+select
+    visitor_cookie_id,
+    user_id,
+    valid_start_date,
+    valid_end_date,
+    is_current,
+    to_date(valid_start_date) as start_day,
+    {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two
+    {%- if is_incremental() %},
+        merge_action
+    {%- endif %}
+from span_changes
