@@ -106,17 +106,27 @@ class Scenario:
     def lookup_tables(self) -> LookupTables:
         """The three tables as sets of tuples shaped like the reference's."""
         return LookupTables(
-            {tuple(row) for row in self.sql(
-                "select visitor_cookie_id, first_date, first_day, vcid_first_two from {schema}.first_dates"
-            )},
-            {tuple(row) for row in self.sql(
-                "select visitor_cookie_id, user_id, valid_start_date, valid_end_date, is_current, "
-                "vcid_first_two from {schema}.user_mapping"
-            )},
-            {tuple(row) for row in self.sql(
-                "select visitor_cookie_id, user_id, valid_start_date, valid_end_date, is_current, "
-                "start_day, vcid_first_two from {schema}.visitor_lookup"
-            )},
+            {
+                tuple(row)
+                for row in self.sql(
+                    "select visitor_cookie_id, first_date, first_day, vcid_first_two "
+                    "from {schema}.first_dates"
+                )
+            },
+            {
+                tuple(row)
+                for row in self.sql(
+                    "select visitor_cookie_id, user_id, valid_start_date, valid_end_date, is_current, "
+                    "vcid_first_two from {schema}.user_mapping"
+                )
+            },
+            {
+                tuple(row)
+                for row in self.sql(
+                    "select visitor_cookie_id, user_id, valid_start_date, valid_end_date, is_current, "
+                    "start_day, vcid_first_two from {schema}.visitor_lookup"
+                )
+            },
         )
 
     def manifest(self) -> dict[str, dt.datetime]:

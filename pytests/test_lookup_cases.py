@@ -23,7 +23,9 @@ LOADED = {1: ts("2026-01-05 10:00"), 2: ts("2026-01-06 10:00"), 3: ts("2026-01-0
 US = dt.timedelta(microseconds=1)
 
 
-def ev(event_id: str, cookie: str, user: str | None, landed: str, batch: int, loaded: str | None = None) -> Raw:
+def ev(
+    event_id: str, cookie: str, user: str | None, landed: str, batch: int, loaded: str | None = None
+) -> Raw:
     return Raw(event_id, cookie, user, ts(landed), ts(loaded) if loaded else LOADED[batch])
 
 
@@ -31,7 +33,12 @@ def ev(event_id: str, cookie: str, user: str | None, landed: str, batch: int, lo
 CASES: dict[str, tuple[tuple[str, ...], dict[int, list[Raw]]]] = {
     "anonymous_only": (
         ("anon",),
-        {1: [ev("anon-1", "anon", None, "2026-01-03 10:00", 1), ev("anon-2", "anon", None, "2026-01-03 11:00", 1)]},
+        {
+            1: [
+                ev("anon-1", "anon", None, "2026-01-03 10:00", 1),
+                ev("anon-2", "anon", None, "2026-01-03 11:00", 1),
+            ]
+        },
     ),
     "anonymous_then_login": (
         ("login",),
@@ -68,7 +75,10 @@ CASES: dict[str, tuple[tuple[str, ...], dict[int, list[Raw]]]] = {
     "two_users_at_one_instant": (
         ("tie",),
         {
-            1: [ev("tie-1", "tie", "A", "2026-01-03 10:00", 1), ev("tie-2", "tie", "B", "2026-01-03 10:00", 1)],
+            1: [
+                ev("tie-1", "tie", "A", "2026-01-03 10:00", 1),
+                ev("tie-2", "tie", "B", "2026-01-03 10:00", 1),
+            ],
             2: [ev("tie-0", "tie", "Z", "2026-01-03 10:00", 2)],
             3: [ev("tie-9", "tie", "C", "2026-01-03 10:00", 3)],
         },
@@ -86,7 +96,10 @@ CASES: dict[str, tuple[tuple[str, ...], dict[int, list[Raw]]]] = {
         ("dup",),
         {
             1: [ev("dup-1", "dup", "A", "2026-01-03 10:00", 1)],
-            2: [ev("dup-1", "dup", "A", "2026-01-03 10:00", 2), ev("dup-1", "dup", "B", "2026-01-03 10:00", 2)],
+            2: [
+                ev("dup-1", "dup", "A", "2026-01-03 10:00", 2),
+                ev("dup-1", "dup", "B", "2026-01-03 10:00", 2),
+            ],
         },
     ),
     "late_anonymous_event_moves_first_date": (
@@ -99,7 +112,10 @@ CASES: dict[str, tuple[tuple[str, ...], dict[int, list[Raw]]]] = {
     "late_other_user_splits_a_row_in_three": (
         ("split",),
         {
-            1: [ev("split-1", "split", "A", "2026-01-03 10:00", 1), ev("split-3", "split", "A", "2026-01-03 14:00", 1)],
+            1: [
+                ev("split-1", "split", "A", "2026-01-03 10:00", 1),
+                ev("split-3", "split", "A", "2026-01-03 14:00", 1),
+            ],
             2: [ev("split-2", "split", "B", "2026-01-03 12:00", 2)],
         },
     ),
@@ -116,7 +132,10 @@ CASES: dict[str, tuple[tuple[str, ...], dict[int, list[Raw]]]] = {
     "anonymous_for_days_then_late_login": (
         ("days",),
         {
-            1: [ev("days-1", "days", None, "2026-01-01 10:00", 1), ev("days-2", "days", None, "2026-01-03 10:00", 1)],
+            1: [
+                ev("days-1", "days", None, "2026-01-01 10:00", 1),
+                ev("days-2", "days", None, "2026-01-03 10:00", 1),
+            ],
             3: [ev("days-3", "days", "A", "2026-01-02 12:00", 3)],
         },
     ),
@@ -184,7 +203,9 @@ def test_whole_tables_and_the_rows_the_cases_promise(runs: list[tuple[LookupTabl
     final = runs[-1][0]
 
     def rows(cookie: str) -> list[tuple]:
-        return sorted(((r[1], r[2], r[3]) for r in final.visitor_lookup if r[0] == cookie), key=lambda r: r[1])
+        return sorted(
+            ((r[1], r[2], r[3]) for r in final.visitor_lookup if r[0] == cookie), key=lambda r: r[1]
+        )
 
     watermark = ts("2026-01-07 12:00")
     assert rows("split") == [

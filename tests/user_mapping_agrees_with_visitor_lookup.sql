@@ -8,7 +8,7 @@ with user_rows as (
         valid_start_date,
         valid_end_date,
         is_current,
-        row_number() over (partition by visitor_cookie_id order by valid_start_date) as position
+        row_number() over (partition by visitor_cookie_id order by valid_start_date) as row_position
     from {{ ref('user_mapping') }}
 ),
 
@@ -22,7 +22,7 @@ expected_rows as (
         user_rows.visitor_cookie_id,
         user_rows.user_id,
         case
-            when user_rows.position = 1 then first_dates.first_date
+            when user_rows.row_position = 1 then first_dates.first_date
             else user_rows.valid_start_date
         end as valid_start_date,
         coalesce(user_rows.valid_end_date, watermark.processed_through) as valid_end_date,

@@ -37,6 +37,25 @@ SUMMARY = {
         "select invalid_reason, count(*) as events from {schema}.quarantined_events "
         "group by invalid_reason order by events desc"
     ),
+    "The lookup tables": (
+        "select 'first_dates' as table_name, count(*) as table_rows from {schema}.first_dates "
+        "union all select 'user_mapping', count(*) from {schema}.user_mapping "
+        "union all select 'visitor_lookup', count(*) from {schema}.visitor_lookup"
+    ),
+    "visitor_lookup for a few cookies that changed hands": (
+        "select visitor_cookie_id, user_id, valid_start_date, valid_end_date, is_current "
+        "from {schema}.visitor_lookup where visitor_cookie_id in ("
+        "select visitor_cookie_id from {schema}.user_mapping group by visitor_cookie_id "
+        "having count(distinct user_id) > 1 order by visitor_cookie_id limit 3) "
+        "order by visitor_cookie_id, valid_start_date"
+    ),
+    "Attribution: page views with a user, from the event alone and through the lookup": (
+        "select count(*) as page_views, count(p.user_id) as with_event_user, "
+        "count(coalesce(p.user_id, l.user_id)) as with_lookup_user "
+        "from {schema}.processed_events p left join {schema}.visitor_lookup l "
+        "on p.visitor_cookie_id = l.visitor_cookie_id "
+        "and p.landed between l.valid_start_date and l.valid_end_date"
+    ),
 }
 
 
@@ -83,7 +102,8 @@ def main(argv: list[str] | None = None) -> None:
         spark.sql(query.format(schema=schema)).show(truncate=False)
     print(
         "Next: add Parquet files under data/events and run `dbt run`; "
-        "`dbt run --select base_new_event_limits` shows the state."
+        "`dbt run --select base_new_event_limits` shows the state; "
+        "analyses/ holds the attribution queries (dbt compile, then run them)."
     )
 
 

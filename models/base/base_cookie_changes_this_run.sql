@@ -7,7 +7,6 @@
 -#}
 {{ config(materialized='table') }}
 
-{%- set prefix_length = visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) %}
 
 with new_events as (
     select
@@ -54,7 +53,7 @@ touches as (
 
 select
     visitor_cookie_id,
-    substring(visitor_cookie_id, 1, {{ prefix_length }}) as vcid_first_two,
+    {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two,
     min(case when not removes_event then landed end) as earliest_new_landed,
     min(case when removes_event then landed end) as earliest_removed_landed,
     min(case when with_user then landed end) as user_changed_from

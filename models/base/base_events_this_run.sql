@@ -12,7 +12,6 @@
 
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) -%}
 {%- set max_skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
-{%- set prefix_length = visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) %}
 
 with source_events as (
     select
@@ -98,5 +97,5 @@ select
     received_user_id,
     invalid_reason,
     case when invalid_reason is null then copy_rank end as copy_rank,
-    substring(visitor_cookie_id, 1, {{ prefix_length }}) as vcid_first_two
+    {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two
 from ranked_copies

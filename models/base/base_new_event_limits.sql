@@ -8,7 +8,7 @@
 
 {%- set manifest = ref('base_incremental_manifest') -%}
 {%- if execute -%}
-    {%- set limits = visitor_lookup_resolve_run_limits(manifest) -%}
+{%- set limits = visitor_lookup_resolve_run_limits(manifest) -%}
 {%- else -%}
     {%- set limits = {
         'state': 0, 'state_name': '', 'lower_limit': none, 'upper_limit': none,

@@ -36,20 +36,20 @@ stored_events as (
         replaced_visitor_cookie_id,
         replaced_landed
     {% if is_incremental() -%}
-        from {{ this }}
+    from {{ this }}
     {%- else -%}
-        from (
-            select
-                event_id,
-                visitor_cookie_id,
-                user_id,
-                landed,
-                loaded_at,
-                cast(null as string) as replaced_visitor_cookie_id,
-                cast(null as timestamp) as replaced_landed
-            from new_events
-        ) as nothing_stored_yet
-        where false
+    from (
+        select
+            event_id,
+            visitor_cookie_id,
+            user_id,
+            landed,
+            loaded_at,
+            cast(null as string) as replaced_visitor_cookie_id,
+            cast(null as timestamp) as replaced_landed
+        from new_events
+    ) as nothing_stored_yet
+    where false
     {%- endif %}
 ),
 

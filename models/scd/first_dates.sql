@@ -9,6 +9,7 @@
     config(
         unique_key=['vcid_first_two', 'visitor_cookie_id'],
         tblproperties=visitor_lookup_lookup_table_properties(),
+        tags=['visitor_lookup_incremental'],
     )
 }}
 
@@ -29,10 +30,14 @@ stored_first_dates as (
         visitor_cookie_id,
         first_date
     {% if is_incremental() -%}
-        from {{ this }}
+    from {{ this }}
     {%- else -%}
-        from (select cast(null as string) as visitor_cookie_id, cast(null as timestamp) as first_date) as empty_table
-        where false
+    from (
+        select
+            cast(null as string) as visitor_cookie_id,
+            cast(null as timestamp) as first_date
+    ) as empty_table
+    where false
     {%- endif %}
 ),
 
@@ -79,19 +84,24 @@ resolved_first_dates as (
     from candidates
     left join recounted_first_dates
         on candidates.visitor_cookie_id = recounted_first_dates.visitor_cookie_id
+),
+
+first_date_changes as (
+    select
+        visitor_cookie_id,
+        first_date,
+        vcid_first_two,
+        case when first_date is null then 'delete' else 'upsert' end as merge_action
+    from resolved_first_dates
+    where first_date is distinct from stored_first_date
 )
 
 select
+    {% if is_incremental() -%}
+    merge_action,
+    {% endif -%}
     visitor_cookie_id,
     first_date,
     to_date(first_date) as first_day,
     vcid_first_two
-    {%- if is_incremental() %},
-        case when first_date is null then 'delete' else 'upsert' end as merge_action
-    {%- endif %}
-from resolved_first_dates
-where
-    first_date is distinct from stored_first_date
-    {%- if not is_incremental() %}
-        and first_date is not null
-    {%- endif %}
+from first_date_changes

@@ -12,6 +12,7 @@
     config(
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         tblproperties=visitor_lookup_lookup_table_properties(),
+        tags=['visitor_lookup_incremental'],
     )
 }}
 
@@ -35,17 +36,17 @@ stored_rows as (
         valid_end_date,
         is_current
     {% if is_incremental() -%}
-        from {{ this }}
+    from {{ this }}
     {%- else -%}
-        from (
-            select
-                cast(null as string) as visitor_cookie_id,
-                cast(null as string) as user_id,
-                cast(null as timestamp) as valid_start_date,
-                cast(null as timestamp) as valid_end_date,
-                cast(null as boolean) as is_current
-        ) as empty_table
-        where false
+    from (
+        select
+            cast(null as string) as visitor_cookie_id,
+            cast(null as string) as user_id,
+            cast(null as timestamp) as valid_start_date,
+            cast(null as timestamp) as valid_end_date,
+            cast(null as boolean) as is_current
+    ) as empty_table
+    where false
     {%- endif %}
 ),
 
@@ -211,16 +212,28 @@ row_changes as (
     select * from upserts
     union all
     select * from deletes
+),
+
+keyed_changes as (
+    select
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current,
+        {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two,
+        merge_action
+    from row_changes
 )
 
 select
+    {% if is_incremental() -%}
+    merge_action,
+    {% endif -%}
     visitor_cookie_id,
     user_id,
     valid_start_date,
     valid_end_date,
     is_current,
-    {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two
-    {%- if is_incremental() %},
-        merge_action
-    {%- endif %}
-from row_changes
+    vcid_first_two
+from keyed_changes

@@ -11,12 +11,12 @@
     config(
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         tblproperties=visitor_lookup_lookup_table_properties(),
+        tags=['visitor_lookup_incremental'],
     )
 }}
 
 with changes as (
-    select
-        visitor_cookie_id
+    select visitor_cookie_id
     from {{ ref('base_cookie_changes_this_run') }}
 ),
 
@@ -38,7 +38,7 @@ cookie_user_rows as (
         user_mapping.is_current,
         row_number() over (
             partition by user_mapping.visitor_cookie_id order by user_mapping.valid_start_date
-        ) as position
+        ) as row_position
     from {{ ref('user_mapping') }} as user_mapping
     inner join changes
         on user_mapping.visitor_cookie_id = changes.visitor_cookie_id
@@ -52,19 +52,19 @@ stored_spans as (
         spans.valid_end_date,
         spans.is_current
     {% if is_incremental() -%}
-        from {{ this }} as spans
-        inner join changes
-            on spans.visitor_cookie_id = changes.visitor_cookie_id
+    from {{ this }} as spans
+    inner join changes
+        on spans.visitor_cookie_id = changes.visitor_cookie_id
     {%- else -%}
-        from (
-            select
-                cast(null as string) as visitor_cookie_id,
-                cast(null as string) as user_id,
-                cast(null as timestamp) as valid_start_date,
-                cast(null as timestamp) as valid_end_date,
-                cast(null as boolean) as is_current
-        ) as spans
-        where false
+    from (
+        select
+            cast(null as string) as visitor_cookie_id,
+            cast(null as string) as user_id,
+            cast(null as timestamp) as valid_start_date,
+            cast(null as timestamp) as valid_end_date,
+            cast(null as boolean) as is_current
+    ) as spans
+    where false
     {%- endif %}
 ),
 
@@ -73,7 +73,7 @@ user_spans as (
         cookie_user_rows.visitor_cookie_id,
         cookie_user_rows.user_id,
         case
-            when cookie_user_rows.position = 1 then cookie_first_dates.first_date
+            when cookie_user_rows.row_position = 1 then cookie_first_dates.first_date
             else cookie_user_rows.valid_start_date
         end as valid_start_date,
         cookie_user_rows.valid_end_date,
@@ -140,17 +140,30 @@ span_changes as (
     select * from upserts
     union all
     select * from deletes
+),
+
+keyed_changes as (
+    select
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current,
+        to_date(valid_start_date) as start_day,
+        {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two,
+        merge_action
+    from span_changes
 )
 
 select
+    {% if is_incremental() -%}
+    merge_action,
+    {% endif -%}
     visitor_cookie_id,
     user_id,
     valid_start_date,
     valid_end_date,
     is_current,
-    to_date(valid_start_date) as start_day,
-    {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two
-    {%- if is_incremental() %},
-        merge_action
-    {%- endif %}
-from span_changes
+    start_day,
+    vcid_first_two
+from keyed_changes

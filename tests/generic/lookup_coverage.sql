@@ -1,7 +1,7 @@
 {#- How the lookup relates to first_dates: every cookie is there, from its first date. -#}
 
 {% test one_current_row_per_cookie_of(model, cookies) %}
-{#- Every cookie of `cookies` has exactly one current row here, and this model has no other cookie. -#}
+{# Every cookie of `cookies` has exactly one current row here, and this model has no other cookie. #}
 with current_rows as (
     select
         visitor_cookie_id,
@@ -26,7 +26,7 @@ where current_rows.current_rows is distinct from 1 or expected_cookies.visitor_c
 
 
 {% test first_row_starts_at_first_date(model, first_dates) %}
-{#- The earliest row of each cookie starts at the cookie's first_date. -#}
+{# The earliest row of each cookie starts at the cookie's first_date. #}
 with first_rows as (
     select
         visitor_cookie_id,

@@ -4,7 +4,7 @@
 -#}
 
 {% test scd_start_follows_previous_end(model, key, start_column='valid_start_date', end_column='valid_end_date') %}
-{#- 1. Within a key, each row starts 1 microsecond after the previous row ends. -#}
+{# 1. Within a key, each row starts 1 microsecond after the previous row ends. #}
 with ordered_rows as (
     select
         {{ key }} as scd_key,
@@ -24,7 +24,7 @@ where position > 1 and (previous_end is null or valid_start_date != previous_end
 
 
 {% test scd_one_current_row(model, key, current_column='is_current') %}
-{#- 2. Exactly one current row per key. -#}
+{# 2. Exactly one current row per key. #}
 select
     {{ key }} as scd_key,
     count_if({{ current_column }}) as current_rows
@@ -35,7 +35,7 @@ having count_if({{ current_column }}) != 1
 
 
 {% test scd_unique_start(model, key, start_column='valid_start_date') %}
-{#- 3. No key has two rows starting at the same instant. -#}
+{# 3. No key has two rows starting at the same instant. #}
 select
     {{ key }} as scd_key,
     {{ start_column }} as valid_start_date,
@@ -47,7 +47,7 @@ having count(*) > 1
 
 
 {% test scd_end_not_before_start(model, start_column='valid_start_date', end_column='valid_end_date') %}
-{#- 4. No row ends before it starts. -#}
+{# 4. No row ends before it starts. #}
 select
     {{ start_column }} as valid_start_date,
     {{ end_column }} as valid_end_date

@@ -1,0 +1,156 @@
+"""What a standard run writes and reads, and the invariant tests failing on broken tables."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from visitor_lookup.generate import write_batches
+
+from .conftest import Scenario, ts
+from .reference import Raw
+
+END = dt.datetime(2026, 1, 10, tzinfo=dt.UTC)
+VARS = {"visitor_lookup__start_date": "2026-01-01"}
+LOOKUP_TABLES = ("first_dates", "user_mapping", "visitor_lookup_spans")
+
+
+@pytest.fixture(scope="module")
+def history(module_scenario: Scenario, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
+    """A history over every partition, then a standard run that brings two cookies."""
+    scenario = module_scenario
+    (batch,) = write_batches(tmp_path_factory.mktemp("incoming"), 6_000, 1, END, 5, 5, False)
+    batch.rename(scenario.events_dir / batch.name)
+    scenario.dbt("run", vars=VARS)
+    cookie = scenario.sql("select visitor_cookie_id from {schema}.user_mapping limit 1")[0][0]
+    scenario.write_events(
+        [
+            Raw("late-1", cookie, "late-user", ts("2026-01-07 10:00"), ts("2026-01-10 00:00")),
+            Raw("new-1", "zz-new-cookie", None, ts("2026-01-09 23:00"), ts("2026-01-10 00:00")),
+        ]
+    )
+    scenario.dbt("run", vars=VARS)
+    return scenario
+
+
+def current_snapshot(scenario: Scenario, table: str) -> int:
+    (row,) = scenario.sql(
+        f"select snapshot_id from spark_catalog.{{schema}}.{table}.refs where name = 'main'"
+    )
+    return row.snapshot_id
+
+
+def latest_summary(scenario: Scenario, table: str) -> dict[str, str]:
+    (row,) = scenario.sql(
+        f"select summary from spark_catalog.{{schema}}.{table}.snapshots "
+        f"where snapshot_id = {current_snapshot(scenario, table)}"
+    )
+    return dict(row.summary)
+
+
+@pytest.mark.parametrize("table", LOOKUP_TABLES)
+def test_a_standard_run_writes_only_the_partitions_it_touches(history: Scenario, table: str) -> None:
+    summary = latest_summary(history, table)
+    assert int(summary["total-data-files"]) > 100  # the history spreads over every prefix
+    assert int(summary.get("changed-partition-count", "0")) <= 2  # the two cookies' prefixes
+    assert int(summary.get("deleted-data-files", "0")) == 0  # merge-on-read: nothing rewritten
+
+
+def test_a_standard_run_reads_stored_events_only_from_the_earliest_change(history: Scenario) -> None:
+    compiled = next(Path(history.target_dir).glob("compiled/**/scd/user_mapping.sql")).read_text()
+    plan = "\n".join(
+        row[0] for row in history.sql("explain formatted " + compiled.replace("{", "{{").replace("}", "}}"))
+    )
+    scans = [line for line in plan.splitlines() if "processed_events" in line and "filters=" in line]
+    assert scans and all("landed >= " in line or "landed >=" in line for line in scans), plan
+
+
+BREAKAGES = {
+    "scd_start_follows_previous_end": (
+        "update {schema}.visitor_lookup_spans set valid_start_date = valid_start_date + interval 1 second "
+        "where is_current and visitor_cookie_id = '{cookie}'"
+    ),
+    "scd_one_current_row": (
+        "update {schema}.visitor_lookup_spans set is_current = true where visitor_cookie_id = '{cookie}'"
+    ),
+    "scd_unique_start": (
+        "insert into {schema}.visitor_lookup_spans select visitor_cookie_id, 'someone else', "
+        "valid_start_date, valid_end_date, false, start_day, vcid_first_two "
+        "from {schema}.visitor_lookup_spans where visitor_cookie_id = '{cookie}' and not is_current"
+    ),
+    "scd_end_not_before_start": (
+        "update {schema}.visitor_lookup_spans set valid_end_date = valid_start_date - interval 1 second "
+        "where visitor_cookie_id = '{cookie}' and not is_current"
+    ),
+}
+
+
+@pytest.mark.parametrize("invariant", list(BREAKAGES))
+def test_each_invariant_fails_on_a_broken_table(history: Scenario, invariant: str) -> None:
+    cookie = history.sql(
+        "select visitor_cookie_id from {schema}.visitor_lookup_spans group by visitor_cookie_id "
+        "having count(*) >= 3 order by visitor_cookie_id limit 1"
+    )[0][0]
+    before = current_snapshot(history, "visitor_lookup_spans")
+    history.sql(BREAKAGES[invariant].replace("{cookie}", cookie))
+    try:
+        result = history.dbt("test", "--select", "visitor_lookup_spans visitor_lookup", vars=VARS, ok=False)
+        failed = {r.node.name for r in result.result.results if r.status == "fail"}
+        assert f"{invariant}_visitor_lookup_spans_" in {name[: len(invariant) + 22] for name in failed}
+        assert any(name.startswith(f"{invariant}_visitor_lookup_") and "spans" not in name for name in failed)
+    finally:
+        history.sql(
+            f"call spark_catalog.system.rollback_to_snapshot('{{schema}}.visitor_lookup_spans', {before})"
+        )
+    history.dbt("test", "--select", "visitor_lookup_spans visitor_lookup", vars=VARS)
+
+
+def test_docs_generate_documents_every_model_and_column(history: Scenario) -> None:
+    history.dbt("docs", "generate", vars=VARS)
+    manifest = json.loads((history.target_dir / "manifest.json").read_text())
+    models = [n for n in manifest["nodes"].values() if n["resource_type"] == "model"]
+    assert {m["name"] for m in models} >= {"first_dates", "user_mapping", "visitor_lookup"}
+    catalog = json.loads((history.target_dir / "catalog.json").read_text())
+    for model in models:
+        assert model["description"], model["name"]
+        built = catalog["nodes"][model["unique_id"]]["columns"]
+        documented = {name.lower() for name, column in model["columns"].items() if column["description"]}
+        assert {name.lower() for name in built} <= documented, model["name"]
+
+
+def test_attribution_analyses(history: Scenario) -> None:
+    history.dbt("compile", "--select", "analysis", vars=VARS)
+
+    def analysis(name: str) -> list:
+        sql = next(Path(history.target_dir).glob(f"compiled/**/analyses/{name}.sql")).read_text()
+        return history.sql(sql.replace("{", "{{").replace("}", "}}"))
+
+    events = {
+        row.event_id: (row.visitor_cookie_id, row.user_id, row.landed)
+        for row in history.table("processed_events")
+    }
+    lookup: dict[str, list] = {}
+    for row in history.table("visitor_lookup"):
+        lookup.setdefault(row.visitor_cookie_id, []).append(row)
+    expected = {}
+    for event_id, (cookie, user, landed) in events.items():
+        spans = [s for s in lookup[cookie] if s.valid_start_date <= landed <= s.valid_end_date]
+        assert len(spans) == 1  # the lookup covers every processed page view exactly once
+        expected[event_id] = (user, spans[0].user_id, user or spans[0].user_id)
+
+    backfilled = analysis("attribution_backfilled_page_views")
+    assert {
+        r.event_id: (r.event_user_id, r.lookup_user_id, r.attributed_user_id) for r in backfilled
+    } == expected
+    (share,) = analysis("attribution_share_gained")
+    with_event = sum(1 for u, _, _ in expected.values() if u)
+    with_attributed = sum(1 for _, _, a in expected.values() if a)
+    assert (share.page_views, share.with_event_user, share.with_attributed_user) == (
+        len(expected),
+        with_event,
+        with_attributed,
+    )
+    assert with_attributed > with_event
