@@ -85,3 +85,40 @@
     when not matched and source.merge_action = 'upsert' then insert ({{ columns | join(', ') }})
         values ({{ values | join(', ') }})
 {% endmacro %}
+
+
+{% macro action_merge_changes(rebuilt, stored, key_columns, value_columns) %}
+    {#-
+        The change set between the rows a model rebuilt and the stored rows
+        they replace (both CTE names, with the same columns): rebuilt rows that
+        are new or differ ('upsert'), stored rows no longer rebuilt ('delete').
+        Unchanged rows are left out, so the merge does not touch them.
+    -#}
+    {%- set columns = key_columns + value_columns -%}
+    {%- set joined_on = [] -%}
+    {%- for key in key_columns -%}
+        {%- do joined_on.append(rebuilt ~ '.' ~ key ~ ' = ' ~ stored ~ '.' ~ key) -%}
+    {%- endfor -%}
+    {%- set differs = [stored ~ '.' ~ key_columns[0] ~ ' is null'] -%}
+    {%- for column in value_columns -%}
+        {%- do differs.append('not ' ~ rebuilt ~ '.' ~ column ~ ' <=> ' ~ stored ~ '.' ~ column) -%}
+    {%- endfor -%}
+    select
+        {%- for column in columns %}
+        {{ rebuilt }}.{{ column }},
+        {%- endfor %}
+        'upsert' as merge_action
+    from {{ rebuilt }}
+    left join {{ stored }}
+        on {{ joined_on | join(' and ') }}
+    where {{ differs | join(' or ') }}
+    union all
+    select
+        {%- for column in columns %}
+        {{ stored }}.{{ column }},
+        {%- endfor %}
+        'delete' as merge_action
+    from {{ stored }}
+    left anti join {{ rebuilt }}
+        on {{ joined_on | join(' and ') }}
+{% endmacro %}

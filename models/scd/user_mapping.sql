@@ -173,45 +173,11 @@ rebuilt_rows as (
     from user_switches
 ),
 
-upserts as (
-    select
-        rebuilt_rows.visitor_cookie_id,
-        rebuilt_rows.user_id,
-        rebuilt_rows.valid_start_date,
-        rebuilt_rows.valid_end_date,
-        rebuilt_rows.is_current,
-        'upsert' as merge_action
-    from rebuilt_rows
-    left join rows_in_scope
-        on
-            rebuilt_rows.visitor_cookie_id = rows_in_scope.visitor_cookie_id
-            and rebuilt_rows.valid_start_date = rows_in_scope.valid_start_date
-    where
-        rows_in_scope.visitor_cookie_id is null
-        or rebuilt_rows.user_id != rows_in_scope.user_id
-        or rebuilt_rows.valid_end_date is distinct from rows_in_scope.valid_end_date
-        or rebuilt_rows.is_current != rows_in_scope.is_current
-),
-
-deletes as (
-    select
-        rows_in_scope.visitor_cookie_id,
-        rows_in_scope.user_id,
-        rows_in_scope.valid_start_date,
-        rows_in_scope.valid_end_date,
-        rows_in_scope.is_current,
-        'delete' as merge_action
-    from rows_in_scope
-    left anti join rebuilt_rows
-        on
-            rows_in_scope.visitor_cookie_id = rebuilt_rows.visitor_cookie_id
-            and rows_in_scope.valid_start_date = rebuilt_rows.valid_start_date
-),
-
 row_changes as (
-    select * from upserts
-    union all
-    select * from deletes
+    {{ action_merge_changes(
+        'rebuilt_rows', 'rows_in_scope',
+        ['visitor_cookie_id', 'valid_start_date'], ['user_id', 'valid_end_date', 'is_current']
+    ) }}
 ),
 
 keyed_changes as (

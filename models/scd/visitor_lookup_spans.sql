@@ -101,45 +101,11 @@ rebuilt_spans as (
     select * from anonymous_spans
 ),
 
-upserts as (
-    select
-        rebuilt_spans.visitor_cookie_id,
-        rebuilt_spans.user_id,
-        rebuilt_spans.valid_start_date,
-        rebuilt_spans.valid_end_date,
-        rebuilt_spans.is_current,
-        'upsert' as merge_action
-    from rebuilt_spans
-    left join stored_spans
-        on
-            rebuilt_spans.visitor_cookie_id = stored_spans.visitor_cookie_id
-            and rebuilt_spans.valid_start_date = stored_spans.valid_start_date
-    where
-        stored_spans.visitor_cookie_id is null
-        or rebuilt_spans.user_id is distinct from stored_spans.user_id
-        or rebuilt_spans.valid_end_date is distinct from stored_spans.valid_end_date
-        or rebuilt_spans.is_current != stored_spans.is_current
-),
-
-deletes as (
-    select
-        stored_spans.visitor_cookie_id,
-        stored_spans.user_id,
-        stored_spans.valid_start_date,
-        stored_spans.valid_end_date,
-        stored_spans.is_current,
-        'delete' as merge_action
-    from stored_spans
-    left anti join rebuilt_spans
-        on
-            stored_spans.visitor_cookie_id = rebuilt_spans.visitor_cookie_id
-            and stored_spans.valid_start_date = rebuilt_spans.valid_start_date
-),
-
 span_changes as (
-    select * from upserts
-    union all
-    select * from deletes
+    {{ action_merge_changes(
+        'rebuilt_spans', 'stored_spans',
+        ['visitor_cookie_id', 'valid_start_date'], ['user_id', 'valid_end_date', 'is_current']
+    ) }}
 ),
 
 keyed_changes as (
