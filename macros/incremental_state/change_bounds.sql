@@ -7,6 +7,10 @@
     {%- if not execute -%}
         {{ return(visitor_lookup_timestamp_literal('1970-01-01 00:00:00')) }}
     {%- endif -%}
+    {%- if visitor_lookup_existing(changes_relation) is none -%}
+        {#- Compiling before the first run: no change yet. -#}
+        {{ return(visitor_lookup_timestamp_literal(none)) }}
+    {%- endif -%}
     {%- set query -%}
         select {{ visitor_lookup_timestamp_text('min(' ~ column ~ ')') }} as earliest from {{ changes_relation }}
     {%- endset -%}

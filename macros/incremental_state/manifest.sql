@@ -26,11 +26,7 @@
         (timestamp text, or none) and which models it has no row for.
     -#}
     {%- set status = {'min_last_success': none, 'max_last_success': none, 'present': [], 'missing': models} -%}
-    {%- set existing = adapter.get_relation(
-        database=manifest_relation.database,
-        schema=manifest_relation.schema,
-        identifier=manifest_relation.identifier,
-    ) -%}
+    {%- set existing = visitor_lookup_existing(manifest_relation) -%}
     {%- if existing is none or models | length == 0 -%}
         {{ return(status) }}
     {%- endif -%}
@@ -113,7 +109,10 @@
         when matched then update set manifest.last_success = greatest(manifest.last_success, advanced.last_success)
         when not matched then insert (model, last_success) values (advanced.model, advanced.last_success)
     {%- endset -%}
-    {%- do run_query(merge_sql) -%}
+    {#- A statement, not run_query: a MERGE returns no rows to fetch over thrift. -#}
+    {%- call statement('visitor_lookup_advance_manifest') -%}
+        {{ merge_sql }}
+    {%- endcall -%}
     {%- set query -%}
         select model, {{ visitor_lookup_timestamp_text('last_success') }} as last_success
         from {{ manifest }}

@@ -104,6 +104,10 @@
     {%- if not execute -%}
         {{ return({'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00'}) }}
     {%- endif -%}
+    {%- if visitor_lookup_existing(limits_relation) is none -%}
+        {#- Compiling before the first run (dbt compile, dbt docs generate): a first run's limits. -#}
+        {{ return(visitor_lookup_resolve_run_limits(visitor_lookup_model_relation('base_incremental_manifest'))) }}
+    {%- endif -%}
     {%- set query -%}
         select
             {{ visitor_lookup_timestamp_text('lower_limit') }} as lower_limit,

@@ -6,3 +6,11 @@
     {%- endfor -%}
     {{ exceptions.raise_compiler_error("Visitor lookup: no model named " ~ model_name ~ " in this project.") }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_existing(relation) %}
+    {#- The relation as the warehouse has it, or none when it does not exist yet. -#}
+    {{ return(adapter.get_relation(
+        database=relation.database, schema=relation.schema, identifier=relation.identifier
+    )) }}
+{% endmacro %}

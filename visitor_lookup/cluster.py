@@ -1,0 +1,230 @@
+"""Start and stop a small Spark cluster on this machine, for the `thrift` target.
+
+A standalone master, one worker and a Spark Thrift Server (HiveThriftServer2)
+submitted to that master, all from the installed pyspark, all bound to
+127.0.0.1. The Thrift Server gets the Spark settings of the `local` profile
+output (Iceberg through the Hive session catalog, UTC, Derby metastore), with
+its warehouse under the cluster's own folder, so the same models run on it
+unchanged and the work crosses a real executor.
+
+    python -m visitor_lookup.cluster start [--home DIR] [--port 10000]
+    python -m visitor_lookup.cluster stop  [--home DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import pyspark
+import yaml
+
+from visitor_lookup.spark_home import prepare_spark_home
+
+PROFILES = Path(__file__).resolve().parents[1] / "profiles" / "profiles.yml"
+# Settings of the local output that belong to the embedded session only.
+SESSION_ONLY = {"spark.master", "spark.app.name", "spark.driver.memory", "spark.driver.extraJavaOptions"}
+
+
+@dataclass(frozen=True)
+class Cluster:
+    home: Path
+    thrift_port: int = 10000
+    master_port: int = 7077
+    worker_cores: int = 2
+    worker_memory: str = "4g"
+
+    @property
+    def master_url(self) -> str:
+        return f"spark://127.0.0.1:{self.master_port}"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "pids.json"
+
+
+def thrift_server_conf(warehouse: Path) -> dict[str, str]:
+    """The local profile's Spark settings, rendered for a warehouse folder."""
+    outputs = yaml.safe_load(PROFILES.read_text())["visitor_lookup"]["outputs"]
+
+    def env_var(name: str, default: str | None = None) -> str:
+        if name == "VISITOR_LOOKUP_WAREHOUSE_DIR":
+            return str(warehouse)
+        value = os.environ.get(name, default)
+        if value is None:
+            raise KeyError(f"{PROFILES} needs the environment variable {name}")
+        return value
+
+    environment = jinja2.Environment()
+    return {
+        key: environment.from_string(str(value)).render(env_var=env_var)
+        for key, value in outputs["local"]["server_side_parameters"].items()
+        if key not in SESSION_ONLY
+    }
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"exited with {process.returncode} before listening on {port}; see {log}")
+        with socket.socket() as probe:
+            probe.settimeout(1)
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(1)
+    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout:.0f} s; see {log}")
+
+
+def _launch(cluster: Cluster, name: str, command: list[str], env: dict[str, str]) -> subprocess.Popen:
+    log = cluster.home / f"{name}.log"
+    with log.open("w") as output:
+        return subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+
+
+def start(cluster: Cluster, timeout: float = 240) -> None:
+    """Start master, worker and Thrift Server; return once the Thrift port answers."""
+    if cluster.pid_file.exists():
+        raise RuntimeError(f"a cluster is already recorded in {cluster.pid_file}; stop it first")
+    prepare_spark_home()
+    cluster.home.mkdir(parents=True, exist_ok=True)
+    spark_home = Path(pyspark.__file__).parent
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(spark_home),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_LOG_DIR": str(cluster.home),
+        "SPARK_WORKER_DIR": str(cluster.home / "work"),
+    }
+    spark_class = str(spark_home / "bin" / "spark-class")
+    started: dict[str, int] = {}
+    try:
+        master = _launch(
+            cluster,
+            "master",
+            [
+                spark_class,
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(cluster.master_port),
+                "--webui-port",
+                str(cluster.master_port + 1),
+            ],
+            env,
+        )
+        started["master"] = master.pid
+        _wait_for_port(cluster.master_port, master, cluster.home / "master.log", timeout)
+        worker = _launch(
+            cluster,
+            "worker",
+            [
+                spark_class,
+                "org.apache.spark.deploy.worker.Worker",
+                cluster.master_url,
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                str(cluster.worker_cores),
+                "--memory",
+                cluster.worker_memory,
+                "--webui-port",
+                str(cluster.master_port + 2),
+            ],
+            env,
+        )
+        started["worker"] = worker.pid
+        conf = {
+            **thrift_server_conf(cluster.home / "warehouse"),
+            "spark.driver.extraJavaOptions": f"-Dderby.stream.error.file={cluster.home / 'derby.log'}",
+            "spark.executor.memory": "2g",
+            "spark.cores.max": str(cluster.worker_cores),
+        }
+        submit = [
+            str(spark_home / "bin" / "spark-submit"),
+            "--master",
+            cluster.master_url,
+            "--class",
+            "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
+            "--name",
+            "visitor_lookup_thrift",
+        ]
+        for key, value in conf.items():
+            submit += ["--conf", f"{key}={value}"]
+        submit += [
+            "--hiveconf",
+            f"hive.server2.thrift.port={cluster.thrift_port}",
+            "--hiveconf",
+            "hive.server2.thrift.bind.host=127.0.0.1",
+            "spark-internal",
+        ]
+        thrift = _launch(cluster, "thrift", submit, env)
+        started["thrift"] = thrift.pid
+        _wait_for_port(cluster.thrift_port, thrift, cluster.home / "thrift.log", timeout)
+    except BaseException:
+        _terminate(started)
+        raise
+    cluster.pid_file.write_text(json.dumps(started))
+
+
+def _terminate(pids: dict[str, int], timeout: float = 30) -> None:
+    for pid in reversed(pids.values()):
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+    deadline = time.monotonic() + timeout
+    for pid in pids.values():
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.5)
+        else:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def stop(cluster: Cluster) -> None:
+    """Stop what start() recorded."""
+    if not cluster.pid_file.exists():
+        print(f"no cluster recorded in {cluster.home}", file=sys.stderr)
+        return
+    _terminate(json.loads(cluster.pid_file.read_text()))
+    cluster.pid_file.unlink()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=["start", "stop"])
+    parser.add_argument("--home", type=Path, default=Path("warehouse/cluster"), help="logs, pids, tables")
+    parser.add_argument("--port", type=int, default=10000, help="Thrift Server port")
+    args = parser.parse_args(argv)
+    cluster = Cluster(args.home.resolve(), thrift_port=args.port)
+    if args.action == "start":
+        start(cluster)
+        print(
+            f"Thrift Server on 127.0.0.1:{cluster.thrift_port}, master {cluster.master_url}; "
+            f"logs in {cluster.home}. Use: VISITOR_LOOKUP_TARGET=thrift dbt run"
+        )
+    else:
+        stop(cluster)
+
+
+if __name__ == "__main__":
+    main()
