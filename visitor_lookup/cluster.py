@@ -14,6 +14,7 @@ unchanged and the work crosses a real executor.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -179,25 +180,25 @@ def start(cluster: Cluster, timeout: float = 240) -> None:
     cluster.pid_file.write_text(json.dumps(started))
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _terminate(pids: dict[str, int], timeout: float = 30) -> None:
+    """SIGTERM each process group (last started first), SIGKILL what outlives the timeout."""
     for pid in reversed(pids.values()):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            continue
     deadline = time.monotonic() + timeout
+    while any(_alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
+        time.sleep(0.5)
     for pid in pids.values():
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.5)
-        else:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 def stop(cluster: Cluster) -> None:
