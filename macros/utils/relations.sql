@@ -14,3 +14,20 @@
         database=relation.database, schema=relation.schema, identifier=relation.identifier
     )) }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_this_or_empty(columns) %}
+    {#-
+        What an incremental model has stored so far: the table itself, or on
+        the first build (and --full-refresh) an empty relation with the given
+        columns ({name: type}, in order), so one query serves both.
+    -#}
+    {%- if is_incremental() -%}
+        {{ return(this) }}
+    {%- endif -%}
+    {%- set casts = [] -%}
+    {%- for name, type in columns.items() -%}
+        {%- do casts.append('cast(null as ' ~ type ~ ') as ' ~ name) -%}
+    {%- endfor -%}
+    {{ return('(select ' ~ casts | join(', ') ~ ' where false)') }}
+{% endmacro %}

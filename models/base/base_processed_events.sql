@@ -35,22 +35,15 @@ stored_events as (
         loaded_at,
         replaced_visitor_cookie_id,
         replaced_landed
-    {% if is_incremental() -%}
-    from {{ this }}
-    {%- else -%}
-    from (
-        select
-            event_id,
-            visitor_cookie_id,
-            user_id,
-            landed,
-            loaded_at,
-            cast(null as string) as replaced_visitor_cookie_id,
-            cast(null as timestamp) as replaced_landed
-        from new_events
-    ) as nothing_stored_yet
-    where false
-    {%- endif %}
+    from {{ visitor_lookup_this_or_empty({
+        'event_id': 'string',
+        'visitor_cookie_id': 'string',
+        'user_id': 'string',
+        'landed': 'timestamp',
+        'loaded_at': 'timestamp',
+        'replaced_visitor_cookie_id': 'string',
+        'replaced_landed': 'timestamp',
+    }) }}
 ),
 
 events_to_store as (

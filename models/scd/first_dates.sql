@@ -29,16 +29,7 @@ stored_first_dates as (
     select
         visitor_cookie_id,
         first_date
-    {% if is_incremental() -%}
-    from {{ this }}
-    {%- else -%}
-    from (
-        select
-            cast(null as string) as visitor_cookie_id,
-            cast(null as timestamp) as first_date
-    ) as empty_table
-    where false
-    {%- endif %}
+    from {{ visitor_lookup_this_or_empty({'visitor_cookie_id': 'string', 'first_date': 'timestamp'}) }}
 ),
 
 stored_events as (

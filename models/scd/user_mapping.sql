@@ -35,19 +35,13 @@ stored_rows as (
         valid_start_date,
         valid_end_date,
         is_current
-    {% if is_incremental() -%}
-    from {{ this }}
-    {%- else -%}
-    from (
-        select
-            cast(null as string) as visitor_cookie_id,
-            cast(null as string) as user_id,
-            cast(null as timestamp) as valid_start_date,
-            cast(null as timestamp) as valid_end_date,
-            cast(null as boolean) as is_current
-    ) as empty_table
-    where false
-    {%- endif %}
+    from {{ visitor_lookup_this_or_empty({
+        'visitor_cookie_id': 'string',
+        'user_id': 'string',
+        'valid_start_date': 'timestamp',
+        'valid_end_date': 'timestamp',
+        'is_current': 'boolean',
+    }) }}
 ),
 
 stored_events_with_user as (

@@ -51,21 +51,15 @@ stored_spans as (
         spans.valid_start_date,
         spans.valid_end_date,
         spans.is_current
-    {% if is_incremental() -%}
-    from {{ this }} as spans
+    from {{ visitor_lookup_this_or_empty({
+        'visitor_cookie_id': 'string',
+        'user_id': 'string',
+        'valid_start_date': 'timestamp',
+        'valid_end_date': 'timestamp',
+        'is_current': 'boolean',
+    }) }} as spans
     inner join changes
         on spans.visitor_cookie_id = changes.visitor_cookie_id
-    {%- else -%}
-    from (
-        select
-            cast(null as string) as visitor_cookie_id,
-            cast(null as string) as user_id,
-            cast(null as timestamp) as valid_start_date,
-            cast(null as timestamp) as valid_end_date,
-            cast(null as boolean) as is_current
-    ) as spans
-    where false
-    {%- endif %}
 ),
 
 user_spans as (
