@@ -109,6 +109,7 @@ def test_standard_run_is_bounded_by_now(built: Scenario) -> None:
         ({"visitor_lookup__start_date": "2026-02-30"}, "visitor_lookup__start_date"),
         ({"visitor_lookup__max_clock_skew_minutes": 1.5}, "visitor_lookup__max_clock_skew_minutes"),
         ({"visitor_lookup__partition_prefix_length": 0}, "visitor_lookup__partition_prefix_length"),
+        ({"visitor_lookup__lookup_write_mode": "fast"}, "visitor_lookup__lookup_write_mode"),
     ],
 )
 def test_bad_var_fails_the_run_naming_it(built: Scenario, bad_vars: dict, named: str) -> None:

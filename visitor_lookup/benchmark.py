@@ -62,11 +62,12 @@ def new_events(history_file: Path, out: Path, count: int, seed: int) -> Path:
 
 
 class Bench:
-    def __init__(self, root: Path, work: Path) -> None:
+    def __init__(self, root: Path, work: Path, extra_vars: dict) -> None:
         self.root = root
         self.work = work
         self.runner = dbtRunner()
-        self.vars = json.dumps(RUN_VARS)
+        self.extra_vars = extra_vars
+        self.vars = json.dumps({**RUN_VARS, **extra_vars})
 
     def dbt_run(self, schema: str, events: Path) -> float:
         os.environ["VISITOR_LOOKUP_SCHEMA"] = schema
@@ -156,6 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scale", type=int, default=10, help="the larger history is scale x H")
     parser.add_argument("--new-share", type=float, default=0.01, help="new events per run, as a share of H")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="folder for the JSON")
+    parser.add_argument("--vars", type=json.loads, default={}, help="extra dbt vars, as JSON")
     parser.add_argument("--warm-steps", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--new-count", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     root = Path.cwd()
     work = root / "benchmarks" / "work"
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(work / "warehouse")
-    bench = Bench(root, work)
+    bench = Bench(root, work, args.vars)
     if args.warm_steps:
         print(json.dumps(bench.warm_steps(args.warm_steps, args.new_count, args.seed)))
         return
@@ -206,6 +208,8 @@ def main(argv: list[str] | None = None) -> None:
         "history": args.history,
         "scale": args.scale,
         "new_events": new_count,
+        "vars": args.vars,
+        "shuffle_partitions": os.environ.get("VISITOR_LOOKUP_SHUFFLE_PARTITIONS", "8"),
         "results": {str(size): r for size, r in results.items()},
         "targets": targets,
     }

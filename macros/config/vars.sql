@@ -29,6 +29,18 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_lookup_write_mode() %}
+    {%- set value = var('visitor_lookup__lookup_write_mode') -%}
+    {%- if value not in ['merge-on-read', 'copy-on-write'] -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var visitor_lookup__lookup_write_mode must be 'merge-on-read' or "
+            ~ "'copy-on-write', got '" ~ value ~ "'."
+        ) }}
+    {%- endif -%}
+    {{ return(value) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_validate_vars() %}
     {#- Called from on-run-start: every var is checked before any model runs. -#}
     {%- set start_date = visitor_lookup_start_date() -%}
@@ -45,4 +57,5 @@
     {%- do visitor_lookup_var_whole_number('visitor_lookup__lookback_window_hours', 0) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
+    {%- do visitor_lookup_lookup_write_mode() -%}
 {% endmacro %}

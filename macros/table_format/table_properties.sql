@@ -21,14 +21,17 @@
         touches (for a merge over all prefixes: the whole table); merge-on-read
         writes delete files instead, which compaction folds in later.
         Delta tables keep their defaults (deletion vectors where enabled).
+        The var visitor_lookup__lookup_write_mode switches Iceberg's mode for
+        new tables (docs/benchmarks.md compares the two).
     -#}
     {%- if visitor_lookup_is_delta_target() -%}
         {{ return({}) }}
     {%- endif -%}
+    {%- set mode = visitor_lookup_lookup_write_mode() -%}
     {{ return({
         'format-version': '2',
-        'write.delete.mode': 'merge-on-read',
-        'write.update.mode': 'merge-on-read',
-        'write.merge.mode': 'merge-on-read',
+        'write.delete.mode': mode,
+        'write.update.mode': mode,
+        'write.merge.mode': mode,
     }) }}
 {% endmacro %}
