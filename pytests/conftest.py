@@ -13,6 +13,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -138,6 +139,17 @@ class Scenario:
             self.sql(
                 f"insert into {{schema}}.incremental_manifest values ('{model}', timestamp'{last_success}')"
             )
+
+    @contextmanager
+    def table_replaced_by_incompatible_one(self, name: str) -> Iterator[None]:
+        """Someone changed a table under us: merges into it fail until the block ends."""
+        self.sql(f"alter table {{schema}}.{name} rename to {{schema}}.{name}_saved")
+        self.sql(f"create table {{schema}}.{name} (visitor_cookie_id string, injected string) using iceberg")
+        try:
+            yield
+        finally:
+            self.sql(f"drop table {{schema}}.{name}")
+            self.sql(f"alter table {{schema}}.{name}_saved rename to {{schema}}.{name}")
 
     def snapshot_ids(self, name: str) -> set[int]:
         """Iceberg snapshots of a table: any write, or a drop and re-create, changes this set."""

@@ -124,18 +124,14 @@ def test_failed_model_keeps_its_manifest_entry_and_next_run_catches_up(scenario:
     scenario.write_events(first)
     scenario.dbt("run", vars=VARS)
 
-    # Someone changed the quarantine table under us: its merge now fails.
-    scenario.sql("alter table {schema}.quarantined_events rename to {schema}.quarantined_events_saved")
-    scenario.sql(
-        "create table {schema}.quarantined_events (quarantine_key string, injected string) using iceberg"
-    )
     second = [
         Raw("b1", "c1", "u2", ts("2026-01-06 10:00"), ts("2026-01-06 10:00")),
         Raw("b2", "c2", "u3", ts("2026-01-06 11:00"), None),
         Raw("b3", "  ", "u3", ts("2026-01-06 11:00"), ts("2026-01-06 11:00")),
     ]
     scenario.write_events(second)
-    scenario.dbt("run", vars=VARS, ok=False)
+    with scenario.table_replaced_by_incompatible_one("quarantined_events"):
+        scenario.dbt("run", vars=VARS, ok=False)
 
     assert scenario.manifest() == {
         **dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-06 11:00")),
@@ -143,8 +139,6 @@ def test_failed_model_keeps_its_manifest_entry_and_next_run_catches_up(scenario:
     }
     assert scenario.logged("base_quarantined_events did not succeed")
 
-    scenario.sql("drop table {schema}.quarantined_events")
-    scenario.sql("alter table {schema}.quarantined_events_saved rename to {schema}.quarantined_events")
     scenario.dbt("run", vars=VARS)
 
     assert scenario.logged("Visitor lookup: Incremental models out of sync")

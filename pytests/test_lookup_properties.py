@@ -88,26 +88,21 @@ def test_failure_after_first_dates_is_repaired_by_the_next_run(scenario: Scenari
     scenario.write_events(first)
     scenario.dbt("run", vars=VARS)
 
-    # user_mapping's merge now fails: first_dates merges, user_mapping and what follows do not
-    scenario.sql("alter table {schema}.user_mapping rename to {schema}.user_mapping_saved")
-    scenario.sql(
-        "create table {schema}.user_mapping (visitor_cookie_id string, injected string) using iceberg"
-    )
     second = [
         Raw("b1", "c1", "cy", ts("2026-01-03 12:00"), ts("2026-01-06 10:00")),
         Raw("b2", "c1", None, ts("2026-01-02 09:00"), ts("2026-01-06 10:00")),
         Raw("b3", "c2", "dee", ts("2026-01-04 09:00"), ts("2026-01-06 10:00")),
     ]
     scenario.write_events(second)
-    scenario.dbt("run", vars=VARS, ok=False)
+    # user_mapping's merge fails: first_dates merges, user_mapping and what follows do not
+    with scenario.table_replaced_by_incompatible_one("user_mapping"):
+        scenario.dbt("run", vars=VARS, ok=False)
     assert scenario.manifest() == {
         **dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-06 10:00")),
         "user_mapping": ts("2026-01-05 10:00"),
         "visitor_lookup_spans": ts("2026-01-05 10:00"),
     }
 
-    scenario.sql("drop table {schema}.user_mapping")
-    scenario.sql("alter table {schema}.user_mapping_saved rename to {schema}.user_mapping")
     scenario.dbt("run", vars=VARS)
 
     assert scenario.logged("Visitor lookup: Incremental models out of sync")

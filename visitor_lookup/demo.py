@@ -49,13 +49,6 @@ SUMMARY = {
         "having count(distinct user_id) > 1 order by visitor_cookie_id limit 3) "
         "order by visitor_cookie_id, valid_start_date"
     ),
-    "Attribution: page views with a user, from the event alone and through the lookup": (
-        "select count(*) as page_views, count(p.user_id) as with_event_user, "
-        "count(coalesce(p.user_id, l.user_id)) as with_lookup_user "
-        "from {schema}.processed_events p left join {schema}.visitor_lookup l "
-        "on p.visitor_cookie_id = l.visitor_cookie_id "
-        "and p.landed between l.valid_start_date and l.valid_end_date"
-    ),
 }
 
 
@@ -96,10 +89,15 @@ def main(argv: list[str] | None = None) -> None:
     print("\ndemo: checking the tables (dbt test)", flush=True)
     _dbt(runner, "test", "--vars", run_vars)
 
+    _dbt(runner, "compile", "--select", "attribution_share_gained", "--vars", run_vars)
+    (attribution,) = Path("target").glob("compiled/**/analyses/attribution_share_gained.sql")
+
     spark = SparkSession.builder.getOrCreate()
     for title, query in SUMMARY.items():
         print(f"\n{title}")
         spark.sql(query.format(schema=schema)).show(truncate=False)
+    print("\nAttribution: page views with a user, from the event alone and through the lookup")
+    spark.sql(attribution.read_text()).show(truncate=False)
     print(
         "Next: add Parquet files under data/events and run `dbt run`; "
         "`dbt run --select base_new_event_limits` shows the state; "

@@ -46,7 +46,7 @@ stored_events as (
     }) }}
 ),
 
-events_to_store as (
+compared_copies as (
     select
         new_events.event_id,
         new_events.visitor_cookie_id,
@@ -54,21 +54,30 @@ events_to_store as (
         new_events.landed,
         new_events.loaded_at,
         new_events.vcid_first_two,
-        -- a stored copy that said something else: remember where it stood
-        case
-            when {{ visitor_lookup_same_event_content('new_events', 'stored_events') }} is not true
-                then stored_events.visitor_cookie_id
-        end as replaced_visitor_cookie_id,
-        case
-            when {{ visitor_lookup_same_event_content('new_events', 'stored_events') }} is not true
-                then stored_events.landed
-        end as replaced_landed
+        stored_events.visitor_cookie_id as stored_visitor_cookie_id,
+        stored_events.landed as stored_landed,
+        stored_events.event_id is null
+        or {{ visitor_lookup_copy_precedence('new_events') }}
+        < {{ visitor_lookup_copy_precedence('stored_events') }} as comes_first,
+        {{ visitor_lookup_same_event_content('new_events', 'stored_events') }} is not true as says_otherwise
     from new_events
     left join stored_events
         on new_events.event_id = stored_events.event_id
-    where
-        stored_events.event_id is null
-        or {{ visitor_lookup_copy_precedence('new_events') }} < {{ visitor_lookup_copy_precedence('stored_events') }}
+),
+
+events_to_store as (
+    -- a stored copy that said something else: remember where it stood
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at,
+        vcid_first_two,
+        case when says_otherwise then stored_visitor_cookie_id end as replaced_visitor_cookie_id,
+        case when says_otherwise then stored_landed end as replaced_landed
+    from compared_copies
+    where comes_first
 )
 
 select
