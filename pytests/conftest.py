@@ -137,7 +137,8 @@ class Scenario:
         self.sql("delete from {schema}.incremental_manifest")
         for model, last_success in entries.items():
             self.sql(
-                f"insert into {{schema}}.incremental_manifest values ('{model}', timestamp'{last_success}')"
+                "insert into {schema}.incremental_manifest "
+                f"values ('{model}', timestamp'{last_success}', null)"
             )
 
     @contextmanager

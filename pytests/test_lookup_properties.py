@@ -109,3 +109,51 @@ def test_failure_after_first_dates_is_repaired_by_the_next_run(scenario: Scenari
     assert scenario.lookup_tables() == lookup_tables(processed_events(first + second).values())
     assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-06 10:00"))
     scenario.dbt("test", vars=VARS)
+
+
+def test_a_run_that_died_before_on_run_end_is_repaired_and_rereads_touch_nothing(scenario: Scenario) -> None:
+    first = [
+        Raw("a1", "c1", "ann", ts("2026-01-03 10:00"), ts("2026-01-05 10:00")),
+        Raw("a2", "c2", None, ts("2026-01-03 11:00"), ts("2026-01-05 10:00")),
+    ]
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+    manifest = scenario.manifest()
+    (current,) = scenario.sql(
+        "select snapshot_id from spark_catalog.{schema}.incremental_manifest.history "
+        "where is_current_ancestor order by made_current_at desc limit 1"
+    )
+
+    second = [
+        Raw("b1", "c1", "bob", ts("2026-01-02 12:00"), ts("2026-01-06 10:00")),
+        Raw("b2", "c2", "cy", ts("2026-01-04 09:00"), ts("2026-01-06 10:00")),
+        Raw("b3", "c3", None, ts("2026-01-04 10:00"), ts("2026-01-06 10:00")),
+    ]
+    scenario.write_events(second)
+    # processed_events stores the second batch, first_dates fails, and the
+    # process dies before on-run-end: the manifest stays as it was
+    with scenario.table_replaced_by_incompatible_one("first_dates"):
+        scenario.dbt("run", vars=VARS, ok=False)
+    scenario.sql(
+        "call spark_catalog.system.rollback_to_snapshot("
+        f"'{{schema}}.incremental_manifest', {current.snapshot_id})"
+    )
+    assert scenario.manifest() == manifest
+
+    # the next run reads those events again; they are stored already, but by
+    # a run not every model succeeded through, so their cookies are recomputed
+    scenario.dbt("run", vars=VARS)
+    assert scenario.logged("Visitor lookup: Standard incremental run")
+    touched = {row.visitor_cookie_id for row in scenario.table("base_cookie_changes_this_run")}
+    assert touched == {"c1", "c2", "c3"}
+    expected = lookup_tables(processed_events(first + second).values())
+    assert scenario.lookup_tables() == expected
+    run_numbers = {row.model: row.last_run_number for row in scenario.table("incremental_manifest")}
+    assert run_numbers == dict.fromkeys(INCREMENTAL_MODELS, 2)
+
+    # a run that only reads them again changes nothing and touches no cookie
+    scenario.dbt("run", vars=VARS)
+    assert scenario.logged("Visitor lookup: read 5 events: 5 valid, 0 duplicate copies ignored")
+    assert scenario.table("base_cookie_changes_this_run") == []
+    assert scenario.lookup_tables() == expected
+    scenario.dbt("test", vars=VARS)

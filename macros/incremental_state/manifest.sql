@@ -23,26 +23,41 @@
 {% macro visitor_lookup_manifest_status(manifest_relation, models) %}
     {#-
         What the manifest says of the given models: min and max last_success
-        (timestamp text, or none) and which models it has no row for.
+        (timestamp text, or none), which models it has no row for, and run
+        numbers: the greatest any model reached, and the run every model has
+        succeeded since (0 while a model is missing).
     -#}
-    {%- set status = {'min_last_success': none, 'max_last_success': none, 'present': [], 'missing': models} -%}
+    {%- set status = {
+        'min_last_success': none, 'max_last_success': none, 'present': [], 'missing': models,
+        'max_last_run_number': 0, 'confirmed_run_number': 0,
+    } -%}
     {%- set existing = visitor_lookup_existing(manifest_relation) -%}
     {%- if existing is none or models | length == 0 -%}
         {{ return(status) }}
     {%- endif -%}
     {%- set query -%}
-        select model, {{ visitor_lookup_timestamp_text('last_success') }} as last_success
+        select
+            model,
+            {{ visitor_lookup_timestamp_text('last_success') }} as last_success,
+            coalesce(last_run_number, 0) as last_run_number
         from {{ existing }}
         where model in ('{{ models | join("', '") }}') and last_success is not null
     {%- endset -%}
     {%- set rows = run_query(query).rows -%}
     {%- set present = rows | map(attribute='model') | list -%}
     {%- set stamps = rows | map(attribute='last_success') | list -%}
+    {%- set run_numbers = rows | map(attribute='last_run_number') | map('int') | list -%}
+    {%- set missing = models | reject('in', present) | list -%}
     {%- if stamps -%}
         {#- The text is fixed-width, so its order is the time order. -#}
-        {%- do status.update({'min_last_success': stamps | min, 'max_last_success': stamps | max}) -%}
+        {%- do status.update({
+            'min_last_success': stamps | min,
+            'max_last_success': stamps | max,
+            'max_last_run_number': run_numbers | max,
+            'confirmed_run_number': 0 if missing else run_numbers | min,
+        }) -%}
     {%- endif -%}
-    {%- do status.update({'present': present, 'missing': models | reject('in', present) | list}) -%}
+    {%- do status.update({'present': present, 'missing': missing}) -%}
     {{ return(status) }}
 {% endmacro %}
 
@@ -50,7 +65,8 @@
 {% macro visitor_lookup_update_manifest(results) %}
     {#-
         on-run-end: advance last_success of every tagged model that succeeded
-        in this invocation. The new value is the greatest loaded_at the window
+        in this invocation, and record this run's number as its
+        last_run_number. The new last_success is the greatest loaded_at the window
         read (valid, duplicate or invalid) when the window brought events newer than the
         manifest's max_last_success, otherwise the window's upper_limit, so an
         empty window still moves the state forward. It never moves backwards.
@@ -97,7 +113,8 @@
                     when limits.max_last_success is null or window_high_water.max_loaded_at > limits.max_last_success
                         then coalesce(window_high_water.max_loaded_at, limits.upper_limit)
                     else limits.upper_limit
-                end as last_success
+                end as last_success,
+                limits.run_number as last_run_number
             from (values ('{{ succeeded | join("'), ('") }}')) as succeeded (model)
             cross join {{ visitor_lookup_model_relation('base_new_event_limits') }} as limits
             cross join (
@@ -106,21 +123,25 @@
             ) as window_high_water
         ) as advanced
         on manifest.model = advanced.model
-        when matched then update set manifest.last_success = greatest(manifest.last_success, advanced.last_success)
-        when not matched then insert (model, last_success) values (advanced.model, advanced.last_success)
+        when matched then update set
+            manifest.last_success = greatest(manifest.last_success, advanced.last_success),
+            manifest.last_run_number = greatest(manifest.last_run_number, advanced.last_run_number)
+        when not matched then insert (model, last_success, last_run_number)
+            values (advanced.model, advanced.last_success, advanced.last_run_number)
     {%- endset -%}
     {#- A statement, not run_query: a MERGE returns no rows to fetch over thrift. -#}
     {%- call statement('visitor_lookup_advance_manifest') -%}
         {{ merge_sql }}
     {%- endcall -%}
     {%- set query -%}
-        select model, {{ visitor_lookup_timestamp_text('last_success') }} as last_success
+        select model, {{ visitor_lookup_timestamp_text('last_success') }} as last_success, last_run_number
         from {{ manifest }}
         where model in ('{{ succeeded | join("', '") }}')
         order by model
     {%- endset -%}
     {%- for row in run_query(query).rows -%}
-        {%- do log("Visitor lookup: manifest: " ~ row['model'] ~ " processed through " ~ row['last_success'], info=True) -%}
+        {%- do log("Visitor lookup: manifest: " ~ row['model'] ~ " processed through " ~ row['last_success']
+            ~ " (run " ~ row['last_run_number'] ~ ")", info=True) -%}
     {%- endfor -%}
     {{ return('') }}
 {% endmacro %}

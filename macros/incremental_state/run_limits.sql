@@ -76,6 +76,8 @@
         'max_last_success': status.max_last_success,
         'models_in_manifest': status.present | length,
         'models_missing': status.missing,
+        'run_number': status.max_last_run_number + 1,
+        'confirmed_run_number': status.confirmed_run_number,
     } -%}
     {%- do visitor_lookup_log_run_limits(limits) -%}
     {{ return(limits) }}
@@ -96,13 +98,21 @@
     {%- do log("Visitor lookup: " ~ message, info=True) -%}
     {%- do log("Visitor lookup: Processing data between " ~ limits.lower_limit ~ " and " ~ limits.upper_limit
         ~ " (loaded_at, UTC)", info=True) -%}
+    {%- do log("Visitor lookup: Run number " ~ limits.run_number ~ "; every incremental model has succeeded through run "
+        ~ limits.confirmed_run_number, info=True) -%}
 {% endmacro %}
 
 
 {% macro visitor_lookup_run_limits(limits_relation) %}
-    {#- This run's limits, read back from base_new_event_limits (pass its ref), for the models that read the window. -#}
+    {#-
+        This run's limits and run numbers, read back from base_new_event_limits
+        (pass its ref), for the models that read the window.
+    -#}
     {%- if not execute -%}
-        {{ return({'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00'}) }}
+        {{ return({
+            'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00',
+            'run_number': 1, 'confirmed_run_number': 0,
+        }) }}
     {%- endif -%}
     {%- if visitor_lookup_existing(limits_relation) is none -%}
         {#- Compiling before the first run (dbt compile, dbt docs generate): a first run's limits. -#}
@@ -111,9 +121,16 @@
     {%- set query -%}
         select
             {{ visitor_lookup_timestamp_text('lower_limit') }} as lower_limit,
-            {{ visitor_lookup_timestamp_text('upper_limit') }} as upper_limit
+            {{ visitor_lookup_timestamp_text('upper_limit') }} as upper_limit,
+            run_number,
+            confirmed_run_number
         from {{ limits_relation }}
     {%- endset -%}
     {%- set row = run_query(query).rows[0] -%}
-    {{ return({'lower_limit': row['lower_limit'], 'upper_limit': row['upper_limit']}) }}
+    {{ return({
+        'lower_limit': row['lower_limit'],
+        'upper_limit': row['upper_limit'],
+        'run_number': row['run_number'] | int,
+        'confirmed_run_number': row['confirmed_run_number'] | int,
+    }) }}
 {% endmacro %}

@@ -1,38 +1,27 @@
 {#-
-    The cookies whose history this run may change, and from which instant.
-    A cookie is touched by every event of this run's range (already stored
-    or not: re-reading a range repairs a run that failed half-way) and by a
-    stored copy that a copy loaded earlier has replaced (its cookie lost an
-    event).
+    The cookies whose history this run may change, and from which instant:
+    those of every stored event that some model of the incremental set has
+    not processed yet. That is every row processed_events stored after the
+    run every model has succeeded through (confirmed_run_number), this run's
+    rows included: new events, and copies loaded earlier that replaced a
+    stored one, whose replaced cookie lost an event. Rows stored by a run
+    that failed half-way stay above that number until every model has
+    succeeded again, so the next runs repair them. Events a run merely reads
+    again (lookback, re-delivery) change nothing and touch no cookie.
 -#}
 {{ config(materialized='table') }}
 
+{%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) %}
 
-with new_events as (
+with unprocessed_events as (
     select
-        event_id,
         visitor_cookie_id,
         user_id,
-        landed
-    from {{ ref('base_new_events_this_run') }}
-),
-
-replacing_events as (
-    select
-        event_id,
+        landed,
         replaced_visitor_cookie_id,
         replaced_landed
     from {{ ref('base_processed_events') }}
-    where replaced_visitor_cookie_id is not null
-),
-
-replaced_copies as (
-    select
-        replacing_events.replaced_visitor_cookie_id as visitor_cookie_id,
-        replacing_events.replaced_landed as landed
-    from replacing_events
-    inner join new_events
-        on replacing_events.event_id = new_events.event_id
+    where run_number > {{ limits.confirmed_run_number }}
 ),
 
 touches as (
@@ -41,14 +30,15 @@ touches as (
         landed,
         user_id is not null as with_user,
         false as removes_event
-    from new_events
+    from unprocessed_events
     union all
     select
-        visitor_cookie_id,
-        landed,
+        replaced_visitor_cookie_id as visitor_cookie_id,
+        replaced_landed as landed,
         true as with_user,
         true as removes_event
-    from replaced_copies
+    from unprocessed_events
+    where replaced_visitor_cookie_id is not null
 )
 
 select

@@ -1,9 +1,10 @@
 {#-
     One row per model of the incremental set: the loaded_at it has processed
-    through. Created empty here; only the on-run-end hook
+    through, and the number of its latest successful run. Created empty here; only the on-run-end hook
     (visitor_lookup_update_manifest) writes rows. --full-refresh empties it,
     which sends the next run back to state 1. The column names are the
-    contract's (SPEC §5), hence the sqlfluff exception for `model`.
+    contract's (SPEC §5), hence the sqlfluff exception for `model`;
+    last_run_number is ours (see base_cookie_changes_this_run).
 -#}
 {{
     config(
@@ -15,5 +16,6 @@
 
 select
     cast(null as string) as model,  -- noqa: RF04
-    cast(null as timestamp) as last_success
+    cast(null as timestamp) as last_success,
+    cast(null as bigint) as last_run_number
 where false

@@ -1,6 +1,6 @@
 {#-
     This run's state and loaded_at range (SPEC §5), computed by
-    get_run_limits from the manifest and logged. Run it alone
+    get_run_limits from the manifest and logged, and its run number. Run it alone
     (dbt run --select base_new_event_limits) to see the state: nothing else
     changes.
 -#}
@@ -13,6 +13,7 @@
     {%- set limits = {
         'state': 0, 'state_name': '', 'lower_limit': none, 'upper_limit': none,
         'min_last_success': none, 'max_last_success': none, 'models_in_manifest': 0, 'models_missing': [],
+        'run_number': 1, 'confirmed_run_number': 0,
     } -%}
 {%- endif %}
 
@@ -25,4 +26,6 @@ select
     {{ visitor_lookup_timestamp_literal(limits.max_last_success) }} as max_last_success,
     {{ limits.models_in_manifest }} as models_in_manifest,
     {{ visitor_lookup_string_array(limits.models_missing) }} as models_missing,
+    {{ limits.run_number }} as run_number,
+    {{ limits.confirmed_run_number }} as confirmed_run_number,
     current_timestamp() as computed_at

@@ -4,6 +4,7 @@
     changes nothing; a copy that arrives late but was loaded earlier than the
     stored one replaces it, and the row keeps the replaced copy's cookie and
     landed so the lookup models can recompute what that copy had shaped.
+    run_number says which run stored the row (base_cookie_changes_this_run).
 -#}
 {{
     config(
@@ -14,6 +15,8 @@
         tags=['visitor_lookup_incremental'],
     )
 }}
+
+{%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) %}
 
 with new_events as (
     select
@@ -88,5 +91,6 @@ select
     loaded_at,
     vcid_first_two,
     replaced_visitor_cookie_id,
-    replaced_landed
+    replaced_landed,
+    {{ limits.run_number }} as run_number
 from events_to_store
