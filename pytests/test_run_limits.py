@@ -17,7 +17,6 @@ VARS = {
 OTHER_TABLES = (
     "incremental_manifest",
     "base_events_this_run",
-    "base_new_events_this_run",
     "base_cookie_changes_this_run",
     "processed_events",
     "quarantined_events",

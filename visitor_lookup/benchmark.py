@@ -47,17 +47,21 @@ def log(message: str) -> None:
 
 
 def new_events(history_file: Path, out: Path, count: int, seed: int) -> Path:
-    """`count` events loaded after the history; a tenth are late events of known cookies."""
-    (fresh,) = write_batches(out, count, 1, END + dt.timedelta(hours=6), 0.25, seed, False)
-    table = pq.read_table(fresh)
+    """`count` new events (ids unseen) loaded after the history; a tenth are late events of known cookies."""
+    (generated,) = write_batches(out, count, 1, END + dt.timedelta(hours=6), 0.25, seed, False)
     known = pc.unique(pq.read_table(history_file, columns=["visitor_cookie_id"])["visitor_cookie_id"])
     rng = random.Random(seed)
-    rows = table.to_pylist()
+    rows = pq.read_table(generated).to_pylist()
+    for row in rows:
+        if row["event_id"] is not None:
+            row["event_id"] = f"new-{row['event_id']}"
     for row in rng.sample(rows, count // 10):
         if row["landed"] is not None and row["visitor_cookie_id"]:
             row["visitor_cookie_id"] = known[rng.randrange(len(known))].as_py()
             row["landed"] -= dt.timedelta(days=rng.uniform(1, 5))
+    fresh = out / "new_events.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), fresh)
+    generated.unlink()
     return fresh
 
 

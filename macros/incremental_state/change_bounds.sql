@@ -1,18 +1,37 @@
-{% macro visitor_lookup_earliest_change(changes_relation, column) %}
+{% macro visitor_lookup_change_bounds(changes_relation) %}
     {#-
-        The smallest value of a timestamp column of this run's cookie changes,
-        as a Spark literal, so scans of stored events prune by it; NULL when
-        the run changes nothing there (and the scan then reads nothing).
+        What this run's cookie changes (base_cookie_changes_this_run) amount
+        to, read once for a model that builds on them:
+          touched                  'true', or 'false' when the run touches no
+                                   cookie: a model filters its changes with
+                                   it, so Spark drops the whole query (and
+                                   the scans of stored tables) at planning
+          earliest_removed_landed  smallest value of that column, and
+          user_changed_from        of that one, as Spark literals (NULL when
+                                   none), so scans of stored events prune by
+                                   them
     -#}
-    {%- if not execute -%}
-        {{ return(visitor_lookup_timestamp_literal('1970-01-01 00:00:00')) }}
-    {%- endif -%}
-    {%- if visitor_lookup_existing(changes_relation) is none -%}
-        {#- Compiling before the first run: no change yet. -#}
-        {{ return(visitor_lookup_timestamp_literal(none)) }}
+    {%- set columns = ['earliest_removed_landed', 'user_changed_from'] -%}
+    {%- if not execute or visitor_lookup_existing(changes_relation) is none -%}
+        {#- Parsing, or compiling before the first run: no change yet. -#}
+        {%- set bounds = {'touched': 'true'} -%}
+        {%- for column in columns -%}
+            {%- do bounds.update({column: visitor_lookup_timestamp_literal(none)}) -%}
+        {%- endfor -%}
+        {{ return(bounds) }}
     {%- endif -%}
     {%- set query -%}
-        select {{ visitor_lookup_timestamp_text('min(' ~ column ~ ')') }} as earliest from {{ changes_relation }}
+        select
+            count(*) as touched_cookies,
+            {%- for column in columns %}
+            {{ visitor_lookup_timestamp_text('min(' ~ column ~ ')') }} as {{ column }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        from {{ changes_relation }}
     {%- endset -%}
-    {{ return(visitor_lookup_timestamp_literal(run_query(query).rows[0]['earliest'])) }}
+    {%- set row = run_query(query).rows[0] -%}
+    {%- set bounds = {'touched': 'true' if row['touched_cookies'] > 0 else 'false'} -%}
+    {%- for column in columns -%}
+        {%- do bounds.update({column: visitor_lookup_timestamp_literal(row[column])}) -%}
+    {%- endfor -%}
+    {{ return(bounds) }}
 {% endmacro %}

@@ -1,5 +1,9 @@
-{#- The valid events of this run's range, one copy per event_id: what the lookup models read. -#}
-{{ config(materialized='table') }}
+{#-
+    The valid events of this run's range, one copy per event_id, for
+    processed_events to compare with what it holds. A view: its one reader
+    filters it once, and a full build does not write every event twice.
+-#}
+{{ config(materialized='view') }}
 
 with events_this_run as (
     select

@@ -14,7 +14,7 @@
 }}
 
 {%- set changes_relation = ref('base_cookie_changes_this_run') -%}
-{%- set earliest_removed = visitor_lookup_earliest_change(changes_relation, 'earliest_removed_landed') %}
+{%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
 
 with changes as (
     select
@@ -23,6 +23,8 @@ with changes as (
         earliest_new_landed,
         earliest_removed_landed
     from {{ changes_relation }}
+    -- false when the run touches no cookie: Spark then plans nothing at all
+    where {{ bounds.touched }}
 ),
 
 stored_first_dates as (
@@ -37,7 +39,7 @@ stored_events as (
         visitor_cookie_id,
         landed
     from {{ ref('base_processed_events') }}
-    where {{ earliest_removed }} is not null
+    where {{ bounds.earliest_removed_landed }} is not null
 ),
 
 candidates as (

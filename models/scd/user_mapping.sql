@@ -17,7 +17,7 @@
 }}
 
 {%- set changes_relation = ref('base_cookie_changes_this_run') -%}
-{%- set earliest_change = visitor_lookup_earliest_change(changes_relation, 'user_changed_from') %}
+{%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
 
 with changes as (
     select
@@ -25,7 +25,8 @@ with changes as (
         vcid_first_two,
         user_changed_from
     from {{ changes_relation }}
-    where user_changed_from is not null
+    -- the literal is NULL when no user history changes: Spark then plans nothing at all
+    where user_changed_from is not null and {{ bounds.user_changed_from }} is not null
 ),
 
 stored_rows as (
@@ -51,7 +52,7 @@ stored_events_with_user as (
         user_id,
         landed
     from {{ ref('base_processed_events') }}
-    where user_id is not null and landed >= {{ earliest_change }}
+    where user_id is not null and landed >= {{ bounds.user_changed_from }}
 ),
 
 touched_rows as (

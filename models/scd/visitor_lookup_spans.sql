@@ -15,9 +15,14 @@
     )
 }}
 
+{%- set changes_relation = ref('base_cookie_changes_this_run') -%}
+{%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
+
 with changes as (
     select visitor_cookie_id
-    from {{ ref('base_cookie_changes_this_run') }}
+    from {{ changes_relation }}
+    -- false when the run touches no cookie: Spark then plans nothing at all
+    where {{ bounds.touched }}
 ),
 
 cookie_first_dates as (
