@@ -1,7 +1,8 @@
 """Measure what a run costs as history grows; print a table and write it as JSON.
 
-For a history of H events and one of scale x H (generated, 30 days), on the
-local target: a full build; an incremental run bringing new events equal to
+For a history of H events over 30 days and one of scale x H over scale x 30
+days (the same traffic, kept longer; one Parquet file per day of loads), on
+the local target: a full build; an incremental run bringing new events equal to
 new_share x H (a tenth of them late: events of known cookies that landed days
 earlier); a run with no new data, as a fresh `dbt run` process (JVM start
 included); and the floor, a plain Spark job that reads the same new events
@@ -35,11 +36,15 @@ from pyspark.sql import SparkSession
 from visitor_lookup.generate import SCHEMA, write_batches
 
 END = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
-DAYS = 30
-RUN_VARS = {
-    "visitor_lookup__start_date": str((END - dt.timedelta(days=DAYS + 1)).date()),
-    "visitor_lookup__backfill_limit_days": 400,
-}
+DAYS = 30  # of history H; a history of scale x H spans scale x DAYS
+
+
+def run_vars(span_days: int) -> dict[str, str | int]:
+    """Start before the longest history, and read all of it in the full build's one window."""
+    return {
+        "visitor_lookup__start_date": str((END - dt.timedelta(days=span_days)).date()),
+        "visitor_lookup__backfill_limit_days": span_days + 1,
+    }
 
 
 def log(message: str) -> None:
@@ -66,12 +71,13 @@ def new_events(history_file: Path, out: Path, count: int, seed: int) -> Path:
 
 
 class Bench:
-    def __init__(self, root: Path, work: Path, extra_vars: dict) -> None:
+    def __init__(self, root: Path, work: Path, span_days: int, extra_vars: dict) -> None:
         self.root = root
         self.work = work
         self.runner = dbtRunner()
+        self.span_days = span_days
         self.extra_vars = extra_vars
-        self.vars = json.dumps({**RUN_VARS, **extra_vars})
+        self.vars = json.dumps({**run_vars(span_days), **extra_vars})
 
     def dbt_run(self, schema: str, events: Path) -> float:
         os.environ["VISITOR_LOOKUP_SCHEMA"] = schema
@@ -93,17 +99,17 @@ class Bench:
         )
         return time.monotonic() - started
 
-    def warm_steps(self, size: int, new_count: int, seed: int) -> dict[str, float]:
+    def warm_steps(self, size: int, days: int, new_count: int, seed: int) -> dict[str, float]:
         """Full build, floor and incremental run, in this process."""
         schema = f"bench_{size}"
         events = self.work / schema / "events"
         shutil.rmtree(events.parent, ignore_errors=True)
-        log(f"generating {size:,} events of history")
-        (history_file,) = write_batches(events, size, 1, END, DAYS, seed, True)
+        log(f"generating {size:,} events of history over {days} days")
+        history_files = write_batches(events, size, days, END, days, seed, True)
         log(f"full build of {size:,} events")
         full = self.dbt_run(schema, events)
         log(f"full build: {full:.1f} s; adding {new_count:,} new events")
-        fresh = new_events(history_file, self.work / schema / "incoming", new_count, seed + 1)
+        fresh = new_events(history_files[-1], self.work / schema / "incoming", new_count, seed + 1)
         floor_started = time.monotonic()
         spark = SparkSession.builder.getOrCreate()
         spark.read.parquet(str(fresh)).groupBy("visitor_cookie_id").agg({"landed": "min"}).collect()
@@ -113,7 +119,7 @@ class Bench:
         log(f"incremental run: {incremental:.1f} s")
         return {"full": full, "incremental": incremental, "floor": floor}
 
-    def history(self, size: int, new_count: int, seed: int) -> dict[str, float]:
+    def history(self, size: int, days: int, new_count: int, seed: int) -> dict[str, float]:
         child = subprocess.run(
             [
                 sys.executable,
@@ -121,6 +127,12 @@ class Bench:
                 "visitor_lookup.benchmark",
                 "--warm-steps",
                 str(size),
+                "--days",
+                str(days),
+                "--span-days",
+                str(self.span_days),
+                "--vars",
+                json.dumps(self.extra_vars),
                 "--new-count",
                 str(new_count),
                 "--seed",
@@ -163,6 +175,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="folder for the JSON")
     parser.add_argument("--vars", type=json.loads, default={}, help="extra dbt vars, as JSON")
     parser.add_argument("--warm-steps", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--days", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--span-days", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--new-count", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -170,14 +184,18 @@ def main(argv: list[str] | None = None) -> None:
     root = Path.cwd()
     work = root / "benchmarks" / "work"
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(work / "warehouse")
-    bench = Bench(root, work, args.vars)
     if args.warm_steps:
-        print(json.dumps(bench.warm_steps(args.warm_steps, args.new_count, args.seed)))
+        bench = Bench(root, work, args.span_days, args.vars)
+        print(json.dumps(bench.warm_steps(args.warm_steps, args.days, args.new_count, args.seed)))
         return
     shutil.rmtree(work, ignore_errors=True)
+    (work / "warehouse").mkdir(parents=True)
+    bench = Bench(root, work, DAYS * args.scale + 1, args.vars)
     new_count = max(1, int(args.history * args.new_share))
     sizes = [args.history, args.history * args.scale]
-    results = {size: bench.history(size, new_count, seed=size % 9973) for size in sizes}
+    results = {
+        size: bench.history(size, DAYS * size // args.history, new_count, seed=size % 9973) for size in sizes
+    }
 
     small, large = results[sizes[0]], results[sizes[1]]
     rows = (
