@@ -1,15 +1,26 @@
 {#-
     Incremental strategy `action_merge`: the model's rows are a change set,
-    each with a merge_action column, 'upsert' or 'delete', applied to the
-    table in one MERGE keyed by unique_key. A model emits only rows that
-    differ from the table, so unchanged rows (and, with merge-on-read, the
-    files holding them) are left alone. On the first build the model emits
-    its rows without merge_action and dbt creates the table from them.
+    each with a merge_action column saying what to do with its key:
+    'insert' (the table has no row with that key), 'update' or 'delete' (it
+    has one). A model emits only rows that differ from the table, so
+    unchanged rows (and, with merge-on-read, the files holding them) are left
+    alone. On the first build the model emits its rows without merge_action
+    and dbt creates the table from them.
 
-    Why this shape: close, insert and delete in one atomic statement is what
-    SCD2 under late data needs, and Spark rejects subqueries in MERGE
-    conditions and makes WHEN NOT MATCHED BY SOURCE scan the whole table, so
-    deletions travel as explicit source rows.
+    The change set is applied in one MERGE keyed by unique_key. A model whose
+    change set is mostly inserts into a large table (processed_events) sets
+    action_merge_append_inserts=true: the change set is then written once to
+    a Parquet table, updates and deletes go in a MERGE with only WHEN MATCHED
+    clauses (Spark streams the table past the broadcast change set instead of
+    shuffling all of it, as any WHEN NOT MATCHED clause makes it do), and
+    inserts are appended with INSERT INTO, without joining the table at all.
+    Those are two commits: a failure between them fails the model, and the
+    next run, which compares with what is stored, completes it.
+
+    Why this shape: close, insert and delete in one pass is what SCD2 under
+    late data needs, and Spark rejects subqueries in MERGE conditions and
+    makes WHEN NOT MATCHED BY SOURCE scan the whole table, so deletions
+    travel as explicit source rows.
 
     How it plugs in: dbt-spark 1.11's incremental materialization validates
     the strategy against a fixed list and never asks for
@@ -57,7 +68,6 @@
 
 {% macro default__action_merge_sql(arg_dict) %}
     {%- set target = arg_dict['target_relation'] -%}
-    {%- set source = arg_dict['temp_relation'] -%}
     {%- set unique_key = arg_dict['unique_key'] -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     {%- if not keys -%}
@@ -66,33 +76,74 @@
         ) }}
     {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
-    {%- set values = [] -%}
-    {%- for column in columns -%}
-        {%- do values.append('source.' ~ column) -%}
-    {%- endfor -%}
     {%- set predicates = [] + (arg_dict['incremental_predicates'] or []) -%}
     {%- for key in keys -%}
         {%- do predicates.append('target.' ~ key ~ ' = source.' ~ key) -%}
+    {%- endfor -%}
+    {%- if not config.get('action_merge_append_inserts', false) -%}
+        {{ return(action_merge_statement(target, arg_dict['temp_relation'], predicates, keys, columns, true)) }}
+    {%- endif -%}
+    {#-
+        Written, not a cached view: Spark drops the cache of every plan that
+        reads the target as soon as the MERGE writes it. Dropped with purge:
+        the Iceberg session catalog otherwise leaves the files behind.
+    -#}
+    {%- set changes = target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'}) -%}
+    {%- call statement('action_merge_drop_stale_changes') -%}
+        drop table if exists {{ changes }} purge
+    {%- endcall -%}
+    {%- call statement('action_merge_write_changes') -%}
+        create table {{ changes }} using parquet as select * from {{ arg_dict['temp_relation'] }}
+    {%- endcall -%}
+    {%- set counted = run_query(
+        "select count_if(merge_action = 'insert') as inserts, count(*) as all_rows from " ~ changes
+    )[0] -%}
+    {%- do log("Visitor lookup: " ~ target ~ ": " ~ counted['inserts'] ~ " rows to insert, "
+        ~ (counted['all_rows'] - counted['inserts']) ~ " to update or delete", info=True) -%}
+    {%- if counted['all_rows'] > counted['inserts'] -%}
+        {%- set matched = '(select * from ' ~ changes ~ " where merge_action != 'insert')" -%}
+        {%- call statement('action_merge_matched') -%}
+            {{ action_merge_statement(target, matched, predicates, keys, columns, false) }}
+        {%- endcall -%}
+    {%- endif -%}
+    {%- if counted['inserts'] > 0 -%}
+        {%- call statement('action_merge_append') -%}
+            insert into {{ target }} ({{ columns | join(', ') }})
+            select {{ columns | join(', ') }} from {{ changes }} where merge_action = 'insert'
+        {%- endcall -%}
+    {%- endif -%}
+    {#- What dbt runs as the strategy's own statement: the change set is applied, drop it. -#}
+    drop table if exists {{ changes }} purge
+{% endmacro %}
+
+
+{% macro action_merge_statement(target, source, predicates, keys, columns, with_inserts) %}
+    {%- set values = [] -%}
+    {%- for column in columns -%}
+        {%- do values.append('source.' ~ column) -%}
     {%- endfor -%}
     merge into {{ target }} as target
     using {{ source }} as source
     on {{ predicates | join(' and ') }}
     when matched and source.merge_action = 'delete' then delete
-    when matched and source.merge_action = 'upsert' then update set
+    when matched and source.merge_action = 'update' then update set
     {%- for column in columns if column not in keys %}
         target.{{ column }} = source.{{ column }}{{ ',' if not loop.last }}
     {%- endfor %}
-    when not matched and source.merge_action = 'upsert' then insert ({{ columns | join(', ') }})
+    {%- if with_inserts %}
+    when not matched and source.merge_action = 'insert' then insert ({{ columns | join(', ') }})
         values ({{ values | join(', ') }})
+    {%- endif %}
 {% endmacro %}
 
 
 {% macro action_merge_changes(rebuilt, stored, key_columns, value_columns) %}
     {#-
         The change set between the rows a model rebuilt and the stored rows
-        they replace (both CTE names, with the same columns): rebuilt rows that
-        are new or differ ('upsert'), stored rows no longer rebuilt ('delete').
-        Unchanged rows are left out, so the merge does not touch them.
+        they replace (both CTE names, with the same columns): rebuilt rows
+        that are new ('insert') or differ ('update'), stored rows no longer
+        rebuilt ('delete'). Unchanged rows are left out, so the merge does not
+        touch them.
     -#}
     {%- set columns = key_columns + value_columns -%}
     {%- set joined_on = [] -%}
@@ -107,7 +158,7 @@
         {%- for column in columns %}
         {{ rebuilt }}.{{ column }},
         {%- endfor %}
-        'upsert' as merge_action
+        case when {{ stored }}.{{ key_columns[0] }} is null then 'insert' else 'update' end as merge_action
     from {{ rebuilt }}
     left join {{ stored }}
         on {{ joined_on | join(' and ') }}

@@ -10,7 +10,8 @@
     config(
         materialized='incremental',
         alias='processed_events',
-        incremental_strategy='merge',
+        incremental_strategy='action_merge',
+        action_merge_append_inserts=true,
         unique_key='event_id',
         tags=['visitor_lookup_incremental'],
     )
@@ -35,18 +36,28 @@ stored_events as (
         visitor_cookie_id,
         user_id,
         landed,
-        loaded_at,
-        replaced_visitor_cookie_id,
-        replaced_landed
+        loaded_at
     from {{ visitor_lookup_this_or_empty({
         'event_id': 'string',
         'visitor_cookie_id': 'string',
         'user_id': 'string',
         'landed': 'timestamp',
         'loaded_at': 'timestamp',
-        'replaced_visitor_cookie_id': 'string',
-        'replaced_landed': 'timestamp',
     }) }}
+),
+
+stored_copies as (
+    -- the stored copies of this run's events: the table streams past the
+    -- broadcast new events once, and is never shuffled
+    select /*+ broadcast(new_events) */
+        stored_events.event_id,
+        stored_events.visitor_cookie_id,
+        stored_events.user_id,
+        stored_events.landed,
+        stored_events.loaded_at
+    from stored_events
+    inner join new_events
+        on stored_events.event_id = new_events.event_id
 ),
 
 compared_copies as (
@@ -57,15 +68,16 @@ compared_copies as (
         new_events.landed,
         new_events.loaded_at,
         new_events.vcid_first_two,
-        stored_events.visitor_cookie_id as stored_visitor_cookie_id,
-        stored_events.landed as stored_landed,
-        stored_events.event_id is null
+        stored_copies.event_id is not null as replaces_stored,
+        stored_copies.visitor_cookie_id as stored_visitor_cookie_id,
+        stored_copies.landed as stored_landed,
+        stored_copies.event_id is null
         or {{ visitor_lookup_copy_precedence('new_events') }}
-        < {{ visitor_lookup_copy_precedence('stored_events') }} as comes_first,
-        {{ visitor_lookup_same_event_content('new_events', 'stored_events') }} is not true as says_otherwise
+        < {{ visitor_lookup_copy_precedence('stored_copies') }} as comes_first,
+        {{ visitor_lookup_same_event_content('new_events', 'stored_copies') }} is not true as says_otherwise
     from new_events
-    left join stored_events
-        on new_events.event_id = stored_events.event_id
+    left join stored_copies
+        on new_events.event_id = stored_copies.event_id
 ),
 
 events_to_store as (
@@ -78,12 +90,16 @@ events_to_store as (
         loaded_at,
         vcid_first_two,
         case when says_otherwise then stored_visitor_cookie_id end as replaced_visitor_cookie_id,
-        case when says_otherwise then stored_landed end as replaced_landed
+        case when says_otherwise then stored_landed end as replaced_landed,
+        case when replaces_stored then 'update' else 'insert' end as merge_action
     from compared_copies
     where comes_first
 )
 
 select
+    {% if is_incremental() -%}
+    merge_action,
+    {% endif -%}
     event_id,
     visitor_cookie_id,
     user_id,

@@ -84,7 +84,11 @@ first_date_changes as (
         visitor_cookie_id,
         first_date,
         vcid_first_two,
-        case when first_date is null then 'delete' else 'upsert' end as merge_action
+        case
+            when first_date is null then 'delete'
+            when stored_first_date is null then 'insert'
+            else 'update'
+        end as merge_action
     from resolved_first_dates
     where first_date is distinct from stored_first_date
 )

@@ -6,7 +6,7 @@
     events (or a replaced copy) can change: it starts from the stored row in
     effect just before that instant, re-reads the cookie's stored events with
     a user from that instant on, and emits only the rows that differ from the
-    table (upserts) and the stored rows that no longer exist (deletes).
+    table (inserts, updates) and the stored rows that no longer exist (deletes).
 -#}
 {{
     config(
