@@ -108,6 +108,7 @@ def test_standard_run_is_bounded_by_now(built: Scenario) -> None:
         ({"visitor_lookup__start_date": "2026-02-30"}, "visitor_lookup__start_date"),
         ({"visitor_lookup__max_clock_skew_minutes": 1.5}, "visitor_lookup__max_clock_skew_minutes"),
         ({"visitor_lookup__partition_prefix_length": 0}, "visitor_lookup__partition_prefix_length"),
+        ({"visitor_lookup__partition_prefix_length": 1}, "visitor_lookup__partition_prefix_length is 1, but"),
         ({"visitor_lookup__lookup_write_mode": "fast"}, "visitor_lookup__lookup_write_mode"),
     ],
 )
@@ -116,3 +117,11 @@ def test_bad_var_fails_the_run_naming_it(built: Scenario, bad_vars: dict, named:
     built.dbt("run", vars={**VARS, **bad_vars}, ok=False)
     assert any(f"var {named}" in line for line in built.log_lines), built.log_lines[-10:]
     assert built.manifest() == manifest
+
+
+def test_a_new_prefix_length_takes_a_full_refresh(built: Scenario) -> None:
+    shorter = {**VARS, "visitor_lookup__partition_prefix_length": 1}
+    built.dbt("run", "--full-refresh", vars=shorter)
+    keys = {(row.visitor_cookie_id, row.vcid_first_two) for row in built.table("first_dates")}
+    assert keys == {("c1", "c")}
+    built.dbt("run", vars=shorter)

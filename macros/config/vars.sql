@@ -58,4 +58,35 @@
     {%- do visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
     {%- do visitor_lookup_lookup_write_mode() -%}
+    {%- do visitor_lookup_check_partition_prefix() -%}
+{% endmacro %}
+
+
+{% macro visitor_lookup_check_partition_prefix() %}
+    {#-
+        The lookup tables are merged on vcid_first_two: rows keyed with
+        another prefix length would never match and be written twice. Unless
+        the run rebuilds everything (--full-refresh), the stored keys must
+        follow the var; one row of first_dates tells (all were keyed alike).
+    -#}
+    {%- if not execute or flags.FULL_REFRESH -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set first_dates = visitor_lookup_existing(visitor_lookup_model_relation('first_dates')) -%}
+    {%- if first_dates is none -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set length = visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
+    {%- set rows = run_query(
+        "select length(vcid_first_two) as stored_length from (select visitor_cookie_id, vcid_first_two from "
+        ~ first_dates ~ " limit 1) as one_row where vcid_first_two != "
+        ~ visitor_lookup_partition_key('visitor_cookie_id')
+    ).rows -%}
+    {%- if rows | length > 0 -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var visitor_lookup__partition_prefix_length is " ~ length ~ ", but the lookup "
+            ~ "tables were built with " ~ rows[0]['stored_length'] ~ ". Set it back, or rebuild them with "
+            ~ "the new length: dbt run --full-refresh."
+        ) }}
+    {%- endif -%}
 {% endmacro %}
