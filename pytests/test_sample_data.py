@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from visitor_lookup.benchmark import new_events
 from visitor_lookup.generate import write_batches
 
 from .conftest import Scenario
@@ -72,3 +73,17 @@ def test_generated_batches_through_the_pipeline(scenario: Scenario, tmp_path: Pa
         scenario.dbt("run", vars=run_vars)
         assert_matches_reference(scenario, seen)
     scenario.dbt("test", vars=run_vars)
+
+
+def test_benchmark_new_events_are_new_and_sit_beside_the_history(tmp_path: Path) -> None:
+    (history,) = write_batches(tmp_path / "events", 2_000, 1, END, 7, seed=3, progress=False)
+    fresh = new_events(history, tmp_path / "incoming", 500, seed=4)
+    assert fresh.name != history.name
+    stored, arriving = read_events([history]), read_events([fresh])
+    assert len(arriving) >= 500
+    assert not {r.event_id for r in stored} & {r.event_id for r in arriving}
+    known_cookies = {
+        r.visitor_cookie_id for r in stored if r.visitor_cookie_id and r.visitor_cookie_id.strip()
+    }
+    late = [r for r in arriving if r.visitor_cookie_id in known_cookies]
+    assert 0 < len(late) <= 500 // 10

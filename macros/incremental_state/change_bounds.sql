@@ -12,26 +12,22 @@
                                    them
     -#}
     {%- set columns = ['earliest_removed_landed', 'user_changed_from'] -%}
-    {%- if not execute or visitor_lookup_existing(changes_relation) is none -%}
-        {#- Parsing, or compiling before the first run: no change yet. -#}
-        {%- set bounds = {'touched': 'true'} -%}
-        {%- for column in columns -%}
-            {%- do bounds.update({column: visitor_lookup_timestamp_literal(none)}) -%}
-        {%- endfor -%}
-        {{ return(bounds) }}
+    {#- Parsing, or compiling before the first run: no change known yet, bounds NULL. -#}
+    {%- set found = {'touched_cookies': 1} -%}
+    {%- if execute and visitor_lookup_existing(changes_relation) is not none -%}
+        {%- set query -%}
+            select
+                count(*) as touched_cookies,
+                {%- for column in columns %}
+                {{ visitor_lookup_timestamp_text('min(' ~ column ~ ')') }} as {{ column }}{{ ',' if not loop.last }}
+                {%- endfor %}
+            from {{ changes_relation }}
+        {%- endset -%}
+        {%- set found = run_query(query).rows[0] -%}
     {%- endif -%}
-    {%- set query -%}
-        select
-            count(*) as touched_cookies,
-            {%- for column in columns %}
-            {{ visitor_lookup_timestamp_text('min(' ~ column ~ ')') }} as {{ column }}{{ ',' if not loop.last }}
-            {%- endfor %}
-        from {{ changes_relation }}
-    {%- endset -%}
-    {%- set row = run_query(query).rows[0] -%}
-    {%- set bounds = {'touched': 'true' if row['touched_cookies'] > 0 else 'false'} -%}
+    {%- set bounds = {'touched': 'true' if found['touched_cookies'] > 0 else 'false'} -%}
     {%- for column in columns -%}
-        {%- do bounds.update({column: visitor_lookup_timestamp_literal(row[column])}) -%}
+        {%- do bounds.update({column: visitor_lookup_timestamp_literal(found.get(column))}) -%}
     {%- endfor -%}
     {{ return(bounds) }}
 {% endmacro %}

@@ -118,6 +118,7 @@
 
 
 {% macro action_merge_statement(target, source, predicates, keys, columns, with_inserts) %}
+    {#- In one statement the match, not the label, tells an insert from an update. -#}
     {%- set values = [] -%}
     {%- for column in columns -%}
         {%- do values.append('source.' ~ column) -%}
@@ -126,12 +127,12 @@
     using {{ source }} as source
     on {{ predicates | join(' and ') }}
     when matched and source.merge_action = 'delete' then delete
-    when matched and source.merge_action = 'update' then update set
+    when matched then update set
     {%- for column in columns if column not in keys %}
         target.{{ column }} = source.{{ column }}{{ ',' if not loop.last }}
     {%- endfor %}
     {%- if with_inserts %}
-    when not matched and source.merge_action = 'insert' then insert ({{ columns | join(', ') }})
+    when not matched and source.merge_action != 'delete' then insert ({{ columns | join(', ') }})
         values ({{ values | join(', ') }})
     {%- endif %}
 {% endmacro %}
