@@ -79,6 +79,29 @@ def test_random_batches_equal_the_reference_after_every_run(scenario: Scenario, 
     assert scenario.lookup_tables() == incremental
 
 
+def test_fragmented_lookup_tables_are_compacted_and_keep_their_rows(scenario: Scenario) -> None:
+    # 1 file per partition at most: every merge that writes leaves its table to be compacted
+    compact_vars = {**VARS, "visitor_lookup__compact_at_files_per_partition": 1}
+    lookup = ["first_dates", "user_mapping", "visitor_lookup_spans"]
+    seen: list[Raw] = []
+    compacted: list[str] = []
+    for batch in random_arrivals(seed=11):
+        scenario.write_events(batch)
+        seen += batch
+        scenario.dbt("run", vars=compact_vars)
+        compacted += scenario.logged("Visitor lookup: compacted ")
+        assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+        for name in lookup:
+            (layout,) = scenario.sql(
+                f"select count(*) as files, count_if(content != 0) as delete_files,"
+                f" count(distinct partition) as partitions from {scenario.schema}.{name}.files"
+            )
+            assert layout.files == layout.partitions and layout.delete_files == 0, (name, layout)
+    for name in lookup:
+        assert any(f"compacted {scenario.schema}.{name}: " in line for line in compacted), (name, compacted)
+    scenario.dbt("test", vars=compact_vars)
+
+
 def test_failure_after_first_dates_is_repaired_by_the_next_run(scenario: Scenario) -> None:
     first = [
         Raw("a1", "c1", "ann", ts("2026-01-03 10:00"), ts("2026-01-05 10:00")),

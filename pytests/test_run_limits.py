@@ -110,6 +110,10 @@ def test_standard_run_is_bounded_by_now(built: Scenario) -> None:
         ({"visitor_lookup__partition_prefix_length": 0}, "visitor_lookup__partition_prefix_length"),
         ({"visitor_lookup__partition_prefix_length": 1}, "visitor_lookup__partition_prefix_length is 1, but"),
         ({"visitor_lookup__lookup_write_mode": "fast"}, "visitor_lookup__lookup_write_mode"),
+        (
+            {"visitor_lookup__compact_at_files_per_partition": -1},
+            "visitor_lookup__compact_at_files_per_partition",
+        ),
     ],
 )
 def test_bad_var_fails_the_run_naming_it(built: Scenario, bad_vars: dict, named: str) -> None:

@@ -87,3 +87,7 @@ def test_benchmark_new_events_are_new_and_sit_beside_the_history(tmp_path: Path)
     }
     late = [r for r in arriving if r.visitor_cookie_id in known_cookies]
     assert 0 < len(late) <= 500 // 10
+    second = read_events([new_events(history, tmp_path / "incoming", 500, seed=5, run=2)])
+    earlier_ids = {r.event_id for r in stored} | {r.event_id for r in arriving}
+    assert not {r.event_id for r in second if r.event_id is not None} & earlier_ids
+    assert min(r.loaded_at for r in second if r.loaded_at) > max(r.loaded_at for r in arriving if r.loaded_at)

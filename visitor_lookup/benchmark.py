@@ -4,13 +4,14 @@ For a history of H events over 30 days and one of scale x H over scale x 30
 days (the same traffic, kept longer; one Parquet file per day of loads), on
 the local target: a full build; an incremental run bringing new events equal to
 new_share x H (a tenth of them late: events of known cookies that landed days
-earlier); a run with no new data, as a fresh `dbt run` process (JVM start
+earlier), repeated --runs times with new events each time (default once); a
+run with no new data, as a fresh `dbt run` process (JVM start
 included); and the floor, a plain Spark job that reads the same new events
 and groups them by cookie. For each history a child process runs the warm
 steps with dbt in-process (one Spark for them); the no-data run starts after
 it exits, since the embedded Derby metastore admits one JVM at a time.
 
-    bin/benchmark [--history 1000000] [--scale 10] [--new-share 0.01]
+    bin/benchmark [--history 1000000] [--scale 10] [--new-share 0.01] [--runs 1] [--vars JSON]
 """
 
 from __future__ import annotations
@@ -51,20 +52,21 @@ def log(message: str) -> None:
     print(f"benchmark: {message}", file=sys.stderr, flush=True)
 
 
-def new_events(history_file: Path, out: Path, count: int, seed: int) -> Path:
-    """`count` new events (ids unseen) loaded after the history; a tenth are late events of known cookies."""
-    (generated,) = write_batches(out, count, 1, END + dt.timedelta(hours=6), 0.25, seed, False)
+def new_events(history_file: Path, out: Path, count: int, seed: int, run: int = 1) -> Path:
+    """`count` new events (ids unseen) loaded in the 6 hours after run - 1 earlier batches of them (after the
+    history); a tenth are late events of known cookies."""
+    (generated,) = write_batches(out, count, 1, END + dt.timedelta(hours=6 * run), 0.25, seed, False)
     known = pc.unique(pq.read_table(history_file, columns=["visitor_cookie_id"])["visitor_cookie_id"])
     rng = random.Random(seed)
     rows = pq.read_table(generated).to_pylist()
     for row in rows:
         if row["event_id"] is not None:
-            row["event_id"] = f"new-{row['event_id']}"
+            row["event_id"] = f"new{run}-{row['event_id']}"
     for row in rng.sample(rows, count // 10):
         if row["landed"] is not None and row["visitor_cookie_id"]:
             row["visitor_cookie_id"] = known[rng.randrange(len(known))].as_py()
             row["landed"] -= dt.timedelta(days=rng.uniform(1, 5))
-    fresh = out / "new_events.parquet"
+    fresh = out / f"new_events_{run}.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), fresh)
     generated.unlink()
     return fresh
@@ -99,8 +101,8 @@ class Bench:
         )
         return time.monotonic() - started
 
-    def warm_steps(self, size: int, days: int, new_count: int, seed: int) -> dict[str, float]:
-        """Full build, floor and incremental run, in this process."""
+    def warm_steps(self, size: int, days: int, new_count: int, seed: int, runs: int) -> dict:
+        """Full build, floor and `runs` incremental runs, each with new events, in this process."""
         schema = f"bench_{size}"
         events = self.work / schema / "events"
         shutil.rmtree(events.parent, ignore_errors=True)
@@ -109,17 +111,26 @@ class Bench:
         log(f"full build of {size:,} events")
         full = self.dbt_run(schema, events)
         log(f"full build: {full:.1f} s; adding {new_count:,} new events")
-        fresh = new_events(history_files[-1], self.work / schema / "incoming", new_count, seed + 1)
-        floor_started = time.monotonic()
-        spark = SparkSession.builder.getOrCreate()
-        spark.read.parquet(str(fresh)).groupBy("visitor_cookie_id").agg({"landed": "min"}).collect()
-        floor = time.monotonic() - floor_started
-        fresh.rename(events / fresh.name)
-        incremental = self.dbt_run(schema, events)
-        log(f"incremental run: {incremental:.1f} s")
-        return {"full": full, "incremental": incremental, "floor": floor}
+        floor = 0.0
+        incremental_runs = []
+        for run in range(1, runs + 1):
+            fresh = new_events(history_files[-1], self.work / schema / "incoming", new_count, seed + run, run)
+            if run == 1:
+                floor_started = time.monotonic()
+                spark = SparkSession.builder.getOrCreate()
+                spark.read.parquet(str(fresh)).groupBy("visitor_cookie_id").agg({"landed": "min"}).collect()
+                floor = time.monotonic() - floor_started
+            fresh.rename(events / fresh.name)
+            incremental_runs.append(self.dbt_run(schema, events))
+            log(f"incremental run {run} of {runs}: {incremental_runs[-1]:.1f} s")
+        return {
+            "full": full,
+            "incremental": incremental_runs[0],
+            "incremental_runs": incremental_runs,
+            "floor": floor,
+        }
 
-    def history(self, size: int, days: int, new_count: int, seed: int) -> dict[str, float]:
+    def history(self, size: int, days: int, new_count: int, seed: int, runs: int) -> dict:
         child = subprocess.run(
             [
                 sys.executable,
@@ -137,6 +148,8 @@ class Bench:
                 str(new_count),
                 "--seed",
                 str(seed),
+                "--runs",
+                str(runs),
             ],
             check=True,
             stdout=subprocess.PIPE,
@@ -174,6 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--new-share", type=float, default=0.01, help="new events per run, as a share of H")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="folder for the JSON")
     parser.add_argument("--vars", type=json.loads, default={}, help="extra dbt vars, as JSON")
+    parser.add_argument("--runs", type=int, default=1, help="incremental runs in a row, each with new events")
     parser.add_argument("--warm-steps", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--days", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--span-days", type=int, help=argparse.SUPPRESS)
@@ -186,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(work / "warehouse")
     if args.warm_steps:
         bench = Bench(root, work, args.span_days, args.vars)
-        print(json.dumps(bench.warm_steps(args.warm_steps, args.days, args.new_count, args.seed)))
+        print(json.dumps(bench.warm_steps(args.warm_steps, args.days, args.new_count, args.seed, args.runs)))
         return
     shutil.rmtree(work, ignore_errors=True)
     (work / "warehouse").mkdir(parents=True)
@@ -194,7 +208,8 @@ def main(argv: list[str] | None = None) -> None:
     new_count = max(1, int(args.history * args.new_share))
     sizes = [args.history, args.history * args.scale]
     results = {
-        size: bench.history(size, DAYS * size // args.history, new_count, seed=size % 9973) for size in sizes
+        size: bench.history(size, DAYS * size // args.history, new_count, size % 9973, args.runs)
+        for size in sizes
     }
 
     small, large = results[sizes[0]], results[sizes[1]]
@@ -203,6 +218,11 @@ def main(argv: list[str] | None = None) -> None:
         + [
             (f"incremental, {new_count:,} new", size, r["incremental"], new_count / r["incremental"])
             for size, r in results.items()
+        ]
+        + [
+            (f"incremental run {run} of {args.runs}", size, wall, new_count / wall)
+            for size, r in results.items()
+            for run, wall in enumerate(r["incremental_runs"][1:], start=2)
         ]
         + [("no new data (fresh process)", size, r["no_new_data"], 0.0) for size, r in results.items()]
         + [
@@ -230,6 +250,7 @@ def main(argv: list[str] | None = None) -> None:
         "history": args.history,
         "scale": args.scale,
         "new_events": new_count,
+        "runs": args.runs,
         "vars": args.vars,
         "shuffle_partitions": os.environ.get("VISITOR_LOOKUP_SHUFFLE_PARTITIONS", "8"),
         "results": {str(size): r for size, r in results.items()},

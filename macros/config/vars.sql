@@ -57,6 +57,7 @@
     {%- do visitor_lookup_var_whole_number('visitor_lookup__lookback_window_hours', 0) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
+    {%- do visitor_lookup_var_whole_number('visitor_lookup__compact_at_files_per_partition', 0) -%}
     {%- do visitor_lookup_lookup_write_mode() -%}
     {%- do visitor_lookup_check_partition_prefix() -%}
 {% endmacro %}

@@ -9,6 +9,7 @@
     config(
         unique_key=['vcid_first_two', 'visitor_cookie_id'],
         tblproperties=visitor_lookup_lookup_table_properties(),
+        post_hook="{{ visitor_lookup_compact_when_fragmented(this) }}",
         tags=['visitor_lookup_incremental'],
     )
 }}

@@ -12,6 +12,7 @@
     config(
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         tblproperties=visitor_lookup_lookup_table_properties(),
+        post_hook="{{ visitor_lookup_compact_when_fragmented(this) }}",
         tags=['visitor_lookup_incremental'],
     )
 }}
