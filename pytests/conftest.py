@@ -152,10 +152,16 @@ class Scenario:
             self.sql(f"drop table {{schema}}.{name}")
             self.sql(f"alter table {{schema}}.{name}_saved rename to {{schema}}.{name}")
 
-    def snapshot_ids(self, name: str) -> set[int]:
-        """Iceberg snapshots of a table: any write, or a drop and re-create, changes this set."""
-        query = f"select snapshot_id from spark_catalog.{{schema}}.{name}.snapshots"
-        return {row.snapshot_id for row in self.sql(query)}
+    def table_version(self, name: str) -> tuple:
+        """Changes with any write to the table, or a drop and re-create: its Iceberg snapshots, or for
+        a Parquet table (the per-run tables) its creation time and data files."""
+        described = self.sql(f"describe table extended {{schema}}.{name}")
+        details = {row.col_name: row.data_type for row in described}
+        if details.get("Provider") == "iceberg":
+            query = f"select snapshot_id from spark_catalog.{{schema}}.{name}.snapshots"
+            return ("iceberg", frozenset(row.snapshot_id for row in self.sql(query)))
+        files = self.sql(f"select distinct input_file_name() as file from {{schema}}.{name}")
+        return (details.get("Provider"), details.get("Created Time"), frozenset(row.file for row in files))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -52,11 +52,11 @@ def latest_summary(scenario: Scenario, table: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("table", LOOKUP_TABLES)
-def test_a_standard_run_writes_only_the_partitions_it_touches(history: Scenario, table: str) -> None:
+def test_a_standard_run_writes_only_the_rows_it_changes(history: Scenario, table: str) -> None:
     summary = latest_summary(history, table)
-    assert int(summary["total-data-files"]) > 100  # the history spreads over every prefix
-    assert int(summary.get("changed-partition-count", "0")) <= 2  # the two cookies' prefixes
     assert int(summary.get("deleted-data-files", "0")) == 0  # merge-on-read: nothing rewritten
+    assert int(summary.get("added-data-files", "0")) <= 1  # unpartitioned: one file for the changes
+    assert int(summary.get("added-records", "0")) <= 6  # the two cookies' rows, not the history's
 
 
 def test_a_standard_run_reads_stored_events_only_from_the_earliest_change(history: Scenario) -> None:
@@ -88,12 +88,21 @@ BREAKAGES = {
 }
 
 
+def cookie_with_history(scenario: Scenario, touched_by_the_last_run: bool) -> str:
+    """A cookie with several spans, among (or outside) those the last run changed."""
+    (row,) = scenario.sql(
+        "select visitor_cookie_id from {schema}.visitor_lookup_spans where visitor_cookie_id "
+        f"{'in' if touched_by_the_last_run else 'not in'} "
+        "(select visitor_cookie_id from {schema}.base_cookie_changes_this_run) "
+        "group by visitor_cookie_id having count(*) >= 2 order by visitor_cookie_id limit 1"
+    )
+    return row.visitor_cookie_id
+
+
 @pytest.mark.parametrize("invariant", list(BREAKAGES))
 def test_each_invariant_fails_on_a_broken_table(history: Scenario, invariant: str) -> None:
-    cookie = history.sql(
-        "select visitor_cookie_id from {schema}.visitor_lookup_spans group by visitor_cookie_id "
-        "having count(*) >= 3 order by visitor_cookie_id limit 1"
-    )[0][0]
+    """The default test scope reads the cookies the last run changed: a break among them fails."""
+    cookie = cookie_with_history(history, touched_by_the_last_run=True)
     before = current_snapshot(history, "visitor_lookup_spans")
     history.sql(BREAKAGES[invariant].replace("{cookie}", cookie))
     try:
@@ -106,6 +115,30 @@ def test_each_invariant_fails_on_a_broken_table(history: Scenario, invariant: st
             f"call spark_catalog.system.rollback_to_snapshot('{{schema}}.visitor_lookup_spans', {before})"
         )
     history.dbt("test", "--select", "visitor_lookup_spans visitor_lookup", vars=VARS)
+
+
+@pytest.mark.parametrize("invariant", list(BREAKAGES))
+def test_a_break_outside_the_last_runs_cookies_fails_only_the_full_check(
+    history: Scenario, invariant: str
+) -> None:
+    cookie = cookie_with_history(history, touched_by_the_last_run=False)
+    before = current_snapshot(history, "visitor_lookup_spans")
+    history.sql(BREAKAGES[invariant].replace("{cookie}", cookie))
+    try:
+        history.dbt("test", "--select", "visitor_lookup_spans", vars=VARS)
+        result = history.dbt(
+            "test",
+            "--select",
+            "visitor_lookup_spans",
+            vars={**VARS, "visitor_lookup__test_scope": "all"},
+            ok=False,
+        )
+        failed = {r.node.name for r in result.result.results if r.status == "fail"}
+        assert any(name.startswith(f"{invariant}_visitor_lookup_spans_") for name in failed), failed
+    finally:
+        history.sql(
+            f"call spark_catalog.system.rollback_to_snapshot('{{schema}}.visitor_lookup_spans', {before})"
+        )
 
 
 def test_docs_generate_documents_every_model_and_column(history: Scenario) -> None:

@@ -68,7 +68,7 @@ def _all(at: str, **lagging: str) -> dict[str, dt.datetime]:
 )
 def test_state_and_limits(built: Scenario, manifest: dict, state: int, message: str) -> None:
     built.set_manifest(manifest)
-    untouched = {name: built.snapshot_ids(name) for name in OTHER_TABLES}
+    untouched = {name: built.table_version(name) for name in OTHER_TABLES}
 
     before = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     built.dbt("run", "--select", "base_new_event_limits", vars=VARS)
@@ -80,7 +80,7 @@ def test_state_and_limits(built: Scenario, manifest: dict, state: int, message: 
     assert built.logged(
         f"Visitor lookup: Processing data between {_text(expected.lower)} and {_text(expected.upper)}"
     )
-    assert {name: built.snapshot_ids(name) for name in OTHER_TABLES} == untouched
+    assert {name: built.table_version(name) for name in OTHER_TABLES} == untouched
     assert built.manifest() == manifest
 
 
@@ -110,6 +110,8 @@ def test_standard_run_is_bounded_by_now(built: Scenario) -> None:
         ({"visitor_lookup__partition_prefix_length": 0}, "visitor_lookup__partition_prefix_length"),
         ({"visitor_lookup__partition_prefix_length": 1}, "visitor_lookup__partition_prefix_length is 1, but"),
         ({"visitor_lookup__lookup_write_mode": "fast"}, "visitor_lookup__lookup_write_mode"),
+        ({"visitor_lookup__test_scope": "recent"}, "visitor_lookup__test_scope"),
+        ({"visitor_lookup__partition_lookup_tables": "yes"}, "visitor_lookup__partition_lookup_tables"),
         (
             {"visitor_lookup__compact_at_files_per_partition": -1},
             "visitor_lookup__compact_at_files_per_partition",

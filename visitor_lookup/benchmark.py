@@ -1,15 +1,23 @@
-"""Measure what a run costs as history grows; print a table and write it as JSON.
+"""Measure what a run costs beside a naive full rebuild; print a table and write it as JSON.
 
 For a history of H events over 30 days and one of scale x H over scale x 30
 days (the same traffic, kept longer; one Parquet file per day of loads), on
-the local target: a full build; an incremental run bringing new events equal to
-new_share x H (a tenth of them late: events of known cookies that landed days
-earlier), repeated --runs times with new events each time (default once); a
-run with no new data, as a fresh `dbt run` process (JVM start
-included); and the floor, a plain Spark job that reads the same new events
-and groups them by cookie. For each history a child process runs the warm
-steps with dbt in-process (one Spark for them); the no-data run starts after
-it exits, since the embedded Derby metastore admits one JVM at a time.
+the local target, each step a fresh process as an orchestrator runs it (JVM
+start and dbt parsing included):
+
+* full build: `dbt run` on the history (state 1, one window);
+* incremental: new events equal to new_share x H (a tenth of them late:
+  events of known cookies that landed days earlier), then `dbt run`;
+  repeated --runs times with new events each time;
+* test: `dbt test` after those runs;
+* no new data: `dbt run` again;
+* peer: the naive full rebuild (visitor_lookup/naive_rebuild, a dbt project
+  of four plain window-function models into Parquet tables) on the same events.
+
+A last process checks that our three tables equal the peer's, row for row,
+and times the floor: a plain Spark job that reads the first batch of new
+events and groups them by cookie. Every step's ratio to the peer of the same
+history is printed beside it.
 
     bin/benchmark [--history 1000000] [--scale 10] [--new-share 0.01] [--runs 1] [--vars JSON]
 """
@@ -31,13 +39,24 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from dbt.cli.main import dbtRunner
-from pyspark.sql import SparkSession
 
 from visitor_lookup.generate import SCHEMA, write_batches
 
 END = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 DAYS = 30  # of history H; a history of scale x H spans scale x DAYS
+PEER_PROJECT = Path(__file__).with_name("naive_rebuild")
+# Our table and the peer's with the same contract columns (SPEC §4), compared row for row.
+COMPARED = {
+    "first_dates": ("naive_first_dates", "visitor_cookie_id, first_date, first_day, vcid_first_two"),
+    "user_mapping": (
+        "naive_user_mapping",
+        "visitor_cookie_id, user_id, valid_start_date, valid_end_date, is_current, vcid_first_two",
+    ),
+    "visitor_lookup": (
+        "naive_visitor_lookup",
+        "visitor_cookie_id, user_id, valid_start_date, valid_end_date, is_current, start_day, vcid_first_two",
+    ),
+}
 
 
 def run_vars(span_days: int) -> dict[str, str | int]:
@@ -72,95 +91,110 @@ def new_events(history_file: Path, out: Path, count: int, seed: int, run: int = 
     return fresh
 
 
+def history_events(cache: Path, events: Path, size: int, days: int, seed: int) -> list[Path]:
+    """The history's Parquet files in `events`, generated once per (size, days, seed) and kept in `cache`."""
+    kept = cache / f"{size}-{days}-{seed}"
+    if not (kept / "complete").exists():
+        shutil.rmtree(kept, ignore_errors=True)
+        log(f"generating {size:,} events of history over {days} days")
+        write_batches(kept, size, days, END, days, seed, True)
+        (kept / "complete").touch()
+    shutil.rmtree(events, ignore_errors=True)
+    events.mkdir(parents=True)
+    files = sorted(kept.glob("batch_*.parquet"))
+    for file in files:
+        (events / file.name).symlink_to(file)
+    return [events / file.name for file in files]
+
+
 class Bench:
     def __init__(self, root: Path, work: Path, span_days: int, extra_vars: dict) -> None:
         self.root = root
         self.work = work
-        self.runner = dbtRunner()
-        self.span_days = span_days
-        self.extra_vars = extra_vars
         self.vars = json.dumps({**run_vars(span_days), **extra_vars})
 
-    def dbt_run(self, schema: str, events: Path) -> float:
-        os.environ["VISITOR_LOOKUP_SCHEMA"] = schema
-        os.environ["VISITOR_LOOKUP_EVENTS_PATH"] = str(events)
-        started = time.monotonic()
-        result = self.runner.invoke(["run", "--vars", self.vars, "--project-dir", str(self.root)])
-        if not result.success:
-            sys.exit(f"benchmark: dbt run failed for {schema}")
-        return time.monotonic() - started
-
-    def dbt_run_cold(self, schema: str, events: Path) -> float:
+    def dbt(self, label: str, schema: str, events: Path, *args: str, project: Path | None = None) -> dict:
+        """One dbt command as a fresh process; its wall time and dbt's time per node."""
+        project = project or self.root
+        target = self.work / "target" / f"{project.name}-{schema}"
+        logfile = self.work / "logs" / f"{schema}-{label}.log"
+        logfile.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "VISITOR_LOOKUP_SCHEMA": schema, "VISITOR_LOOKUP_EVENTS_PATH": str(events)}
+        command = ["dbt", *args, "--vars", self.vars, "--project-dir", str(project)]
+        command += ["--target-path", str(target), "--log-path", str(logfile.parent / f"{schema}-dbt")]
         started = time.monotonic()
-        subprocess.run(
-            ["dbt", "run", "--vars", self.vars, "--project-dir", str(self.root)],
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        return time.monotonic() - started
+        with logfile.open("w") as out:
+            done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
+        wall = time.monotonic() - started
+        if done.returncode != 0:
+            tail = "\n".join(logfile.read_text().splitlines()[-30:])
+            sys.exit(f"benchmark: dbt {' '.join(args)} failed for {schema} ({logfile}):\n{tail}")
+        results = json.loads((target / "run_results.json").read_text())["results"]
+        nodes = {r["unique_id"].split(".", 2)[-1]: round(r["execution_time"], 2) for r in results}
+        log(f"{label} ({schema}): {wall:.1f} s")
+        return {"wall": wall, "nodes": nodes}
 
-    def warm_steps(self, size: int, days: int, new_count: int, seed: int, runs: int) -> dict:
-        """Full build, floor and `runs` incremental runs, each with new events, in this process."""
+    def history(self, size: int, days: int, new_count: int, seed: int, runs: int) -> dict:
         schema = f"bench_{size}"
         events = self.work / schema / "events"
-        shutil.rmtree(events.parent, ignore_errors=True)
-        log(f"generating {size:,} events of history over {days} days")
-        history_files = write_batches(events, size, days, END, days, seed, True)
-        log(f"full build of {size:,} events")
-        full = self.dbt_run(schema, events)
-        log(f"full build: {full:.1f} s; adding {new_count:,} new events")
+        history_files = history_events(self.work.parent / "cache", events, size, days, seed)
+        steps = {"full": self.dbt("full build", schema, events, "run")}
         incoming = self.work / schema / "incoming"
         batches = [
             new_events(history_files[-1], incoming, new_count, seed + run, run) for run in range(1, runs + 1)
         ]
-        floor_started = time.monotonic()
-        spark = SparkSession.builder.getOrCreate()
-        spark.read.parquet(str(batches[0])).groupBy("visitor_cookie_id").agg({"landed": "min"}).collect()
-        floor = time.monotonic() - floor_started
         incremental_runs = []
         for run, fresh in enumerate(batches, start=1):
-            fresh.rename(events / fresh.name)
-            incremental_runs.append(self.dbt_run(schema, events))
-            log(f"incremental run {run} of {runs}: {incremental_runs[-1]:.1f} s")
-        return {
-            "full": full,
-            "incremental": incremental_runs[0],
-            "incremental_runs": incremental_runs,
-            "floor": floor,
-        }
-
-    def history(self, size: int, days: int, new_count: int, seed: int, runs: int) -> dict:
-        child = subprocess.run(
+            shutil.copy(fresh, events / fresh.name)
+            incremental_runs.append(self.dbt(f"incremental run {run}", schema, events, "run"))
+        steps["test"] = self.dbt("dbt test", schema, events, "test")
+        steps["no_new_data"] = self.dbt("no new data", schema, events, "run")
+        peer_schema = f"peer_{size}"
+        steps["peer_full_rebuild"] = self.dbt(
+            "peer full rebuild", peer_schema, events, "run", project=PEER_PROJECT
+        )
+        checked = subprocess.run(
             [
-                sys.executable,
-                "-m",
-                "visitor_lookup.benchmark",
-                "--warm-steps",
-                str(size),
-                "--days",
-                str(days),
-                "--span-days",
-                str(self.span_days),
-                "--vars",
-                json.dumps(self.extra_vars),
-                "--new-count",
-                str(new_count),
-                "--seed",
-                str(seed),
-                "--runs",
-                str(runs),
+                *(sys.executable, "-m", "visitor_lookup.benchmark", "--check", schema, "--peer", peer_schema),
+                *("--floor-events", str(batches[0]), "--vars", self.vars),
             ],
             check=True,
             stdout=subprocess.PIPE,
             text=True,
         )
-        measured = json.loads(child.stdout.strip().splitlines()[-1])
-        log("run with no new data (new process)")
-        schema = f"bench_{size}"
-        measured["no_new_data"] = self.dbt_run_cold(schema, self.work / schema / "events")
-        return measured
+        return {
+            **{step: measured["wall"] for step, measured in steps.items()},
+            "incremental": incremental_runs[0]["wall"],
+            "incremental_runs": [measured["wall"] for measured in incremental_runs],
+            **json.loads(checked.stdout.strip().splitlines()[-1]),
+            "nodes": {
+                **{step: measured["nodes"] for step, measured in steps.items()},
+                "incremental_runs": [measured["nodes"] for measured in incremental_runs],
+            },
+        }
+
+
+def check(schema: str, peer: str, floor_events: Path, run_vars_json: str) -> dict:
+    """Differing rows between our tables and the peer's, and the floor, in the project's own Spark."""
+    from dbt.cli.main import dbtRunner
+    from pyspark.sql import SparkSession
+
+    os.environ["VISITOR_LOOKUP_SCHEMA"] = schema
+    started = dbtRunner().invoke(["show", "--inline", "select 1 as spark_is_up", "--vars", run_vars_json])
+    if not started.success:
+        sys.exit("benchmark: could not start the project's Spark session for the check")
+    spark = SparkSession.builder.getOrCreate()
+    differing = {}
+    for ours, (theirs, columns) in COMPARED.items():
+        query = (
+            f"select count(*) as rows from ((select {columns} from {schema}.{ours} "
+            f"except all select {columns} from {peer}.{theirs}) union all "
+            f"(select {columns} from {peer}.{theirs} except all select {columns} from {schema}.{ours}))"
+        )
+        differing[ours] = spark.sql(query).collect()[0]["rows"]
+    floor_started = time.monotonic()
+    spark.read.parquet(str(floor_events)).groupBy("visitor_cookie_id").agg({"landed": "min"}).collect()
+    return {"floor": time.monotonic() - floor_started, "rows_differing_from_peer": differing}
 
 
 def machine() -> dict[str, str | int]:
@@ -181,6 +215,28 @@ def machine() -> dict[str, str | int]:
     }
 
 
+def report_table(results: dict[int, dict], new_count: int, runs: int) -> list[tuple[str, int, float, float]]:
+    """(step, history, wall s, ratio to the peer's full rebuild of that history)."""
+
+    def rows(name: str, key: str) -> list[tuple[str, int, float, float]]:
+        return [(name, size, r[key], r[key] / r["peer_full_rebuild"]) for size, r in results.items()]
+
+    later_runs = [
+        (f"incremental run {run} of {runs}", size, wall, wall / r["peer_full_rebuild"])
+        for size, r in results.items()
+        for run, wall in enumerate(r["incremental_runs"][1:], start=2)
+    ]
+    return [
+        *rows("peer: naive full rebuild", "peer_full_rebuild"),
+        *rows("full build", "full"),
+        *rows(f"incremental, {new_count:,} new", "incremental"),
+        *later_runs,
+        *rows("dbt test", "test"),
+        *rows("no new data", "no_new_data"),
+        *rows("floor: read + group new", "floor"),
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--history", type=int, default=1_000_000, help="events in history H")
@@ -189,11 +245,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="folder for the JSON")
     parser.add_argument("--vars", type=json.loads, default={}, help="extra dbt vars, as JSON")
     parser.add_argument("--runs", type=int, default=1, help="incremental runs in a row, each with new events")
-    parser.add_argument("--warm-steps", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--days", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--span-days", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--new-count", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--check", help=argparse.SUPPRESS)
+    parser.add_argument("--peer", help=argparse.SUPPRESS)
+    parser.add_argument("--floor-events", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be 1 or more")
@@ -201,9 +255,8 @@ def main(argv: list[str] | None = None) -> None:
     root = Path.cwd()
     work = root / "benchmarks" / "work"
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(work / "warehouse")
-    if args.warm_steps:
-        bench = Bench(root, work, args.span_days, args.vars)
-        print(json.dumps(bench.warm_steps(args.warm_steps, args.days, args.new_count, args.seed, args.runs)))
+    if args.check:
+        print(json.dumps(check(args.check, args.peer, args.floor_events, json.dumps(args.vars))))
         return
     shutil.rmtree(work, ignore_errors=True)
     (work / "warehouse").mkdir(parents=True)
@@ -216,33 +269,23 @@ def main(argv: list[str] | None = None) -> None:
     }
 
     small, large = results[sizes[0]], results[sizes[1]]
-    rows = (
-        [("full build", size, r["full"], size / r["full"]) for size, r in results.items()]
-        + [
-            (f"incremental, {new_count:,} new", size, r["incremental"], new_count / r["incremental"])
-            for size, r in results.items()
-        ]
-        + [
-            (f"incremental run {run} of {args.runs}", size, wall, new_count / wall)
-            for size, r in results.items()
-            for run, wall in enumerate(r["incremental_runs"][1:], start=2)
-        ]
-        + [("no new data (fresh process)", size, r["no_new_data"], 0.0) for size, r in results.items()]
-        + [
-            ("floor: read + group new events", size, r["floor"], new_count / r["floor"])
-            for size, r in results.items()
-        ]
-    )
     targets = {
+        "incremental <= 0.25 x peer (scale x H)": large["incremental"] <= 0.25 * large["peer_full_rebuild"],
+        "incremental <= 0.5 x peer (H)": small["incremental"] <= 0.5 * small["peer_full_rebuild"],
+        "full build <= 1.25 x peer (scale x H)": large["full"] <= 1.25 * large["peer_full_rebuild"],
+        "no new data <= 15 s": max(small["no_new_data"], large["no_new_data"]) <= 15,
+        "dbt test <= 0.25 x peer (scale x H)": large["test"] <= 0.25 * large["peer_full_rebuild"],
         "incremental on scale x H <= 1.5 x on H": large["incremental"] <= 1.5 * small["incremental"],
-        "incremental <= 0.10 x full build (scale x H)": large["incremental"] <= 0.10 * large["full"],
-        "full build >= 150k events/s (scale x H)": sizes[1] / large["full"] >= 150_000,
-        "no new data <= 30 s": max(small["no_new_data"], large["no_new_data"]) <= 30,
+        "tables equal the peer's": all(
+            not any(r["rows_differing_from_peer"].values()) for r in results.values()
+        ),
     }
-    print(f"\n{'step':<34}{'history':>12}{'wall s':>10}{'events/s':>12}")
-    for step, size, wall, rate in rows:
-        print(f"{step:<34}{size:>12,}{wall:>10.1f}{rate:>12,.0f}")
+    print(f"\n{'step':<30}{'history':>12}{'wall s':>9}{'x peer':>8}")
+    for step, size, wall, ratio in report_table(results, new_count, args.runs):
+        print(f"{step:<30}{size:>12,}{wall:>9.1f}{ratio:>8.2f}")
     print()
+    for size, r in results.items():
+        print(f"rows differing from the peer ({size:,}): {r['rows_differing_from_peer']}")
     for target, met in targets.items():
         print(f"{'met ' if met else 'MISSED'} {target}")
 

@@ -16,6 +16,18 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_var_boolean(name) %}
+    {%- set value = var(name) -%}
+    {%- if value is not boolean -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var " ~ name ~ " must be true or false, got '" ~ value
+            ~ "'. Fix it in dbt_project.yml or pass --vars."
+        ) }}
+    {%- endif -%}
+    {{ return(value) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_start_date() %}
     {#- The start date as Spark timestamp text; Spark itself rejects impossible dates (see get_run_limits). -#}
     {%- set value = var('visitor_lookup__start_date') | string | trim -%}
@@ -41,6 +53,18 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_test_scope() %}
+    {%- set value = var('visitor_lookup__test_scope') -%}
+    {%- if value not in ['changed', 'all'] -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var visitor_lookup__test_scope must be 'changed' (test what the latest run "
+            ~ "changed) or 'all' (test every row), got '" ~ value ~ "'."
+        ) }}
+    {%- endif -%}
+    {{ return(value) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_validate_vars() %}
     {#- Called from on-run-start: every var is checked before any model runs. -#}
     {%- set start_date = visitor_lookup_start_date() -%}
@@ -59,6 +83,8 @@
     {%- do visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__compact_at_files_per_partition', 0) -%}
     {%- do visitor_lookup_lookup_write_mode() -%}
+    {%- do visitor_lookup_test_scope() -%}
+    {%- do visitor_lookup_var_boolean('visitor_lookup__partition_lookup_tables') -%}
     {%- do visitor_lookup_check_partition_prefix() -%}
 {% endmacro %}
 

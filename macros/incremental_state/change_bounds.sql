@@ -10,10 +10,14 @@
           user_changed_from        of that one, as Spark literals (NULL when
                                    none), so scans of stored events prune by
                                    them
+          no_cookie_touched        true when the run touches no cookie, and
+          no_user_changed          when no cookie's user history changes:
+                                   the model has nothing to merge
     -#}
     {%- set columns = ['earliest_removed_landed', 'user_changed_from'] -%}
     {#- Parsing, or compiling before the first run: no change known yet, bounds NULL. -#}
-    {%- set found = {'touched_cookies': 1} -%}
+    {%- set found = {'touched_cookies': 1, 'earliest_removed_landed': none, 'user_changed_from': none} -%}
+    {%- set known = namespace(changes=false) -%}
     {%- if execute and visitor_lookup_existing(changes_relation) is not none -%}
         {%- set query -%}
             select
@@ -24,10 +28,15 @@
             from {{ changes_relation }}
         {%- endset -%}
         {%- set found = run_query(query).rows[0] -%}
+        {%- set known.changes = true -%}
     {%- endif -%}
-    {%- set bounds = {'touched': 'true' if found['touched_cookies'] > 0 else 'false'} -%}
+    {%- set bounds = {
+        'touched': 'true' if found['touched_cookies'] > 0 else 'false',
+        'no_cookie_touched': found['touched_cookies'] == 0,
+        'no_user_changed': known.changes and found['user_changed_from'] is none,
+    } -%}
     {%- for column in columns -%}
-        {%- do bounds.update({column: visitor_lookup_timestamp_literal(found.get(column))}) -%}
+        {%- do bounds.update({column: visitor_lookup_timestamp_literal(found[column])}) -%}
     {%- endfor -%}
     {{ return(bounds) }}
 {% endmacro %}

@@ -66,8 +66,31 @@
 {% endmacro %}
 
 
+{% macro action_merge_nothing_to_merge(nothing) %}
+    {#-
+        For a model to call in its SQL with what it knows before its query
+        runs: when `nothing` is true (the manifest on an incremental run, a
+        lookup model when the run touched no cookie), it renders a marker
+        comment, and the strategy then applies nothing: no MERGE, no column
+        lookup, no compaction check (action_merge_has_nothing_to_merge).
+    -#}
+    {{ return('-- action_merge: nothing to merge' if nothing else '') }}
+{% endmacro %}
+
+
+{% macro action_merge_has_nothing_to_merge() %}
+    {#- True in the materialization of a model whose SQL said, through action_merge_nothing_to_merge, it has nothing to merge. -#}
+    {{ return(action_merge_nothing_to_merge(true) in model.compiled_code) }}
+{% endmacro %}
+
+
 {% macro default__action_merge_sql(arg_dict) %}
     {%- set target = arg_dict['target_relation'] -%}
+    {%- if action_merge_has_nothing_to_merge() -%}
+        {%- do log("Visitor lookup: " ~ target ~ ": nothing to merge", info=True) -%}
+        {#- dbt runs one statement for the strategy: one that reads nothing. -#}
+        {{ return("select 'nothing to merge' as action_merge") }}
+    {%- endif -%}
     {%- set unique_key = arg_dict['unique_key'] -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     {%- if not keys -%}

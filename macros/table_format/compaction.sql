@@ -12,7 +12,7 @@
         {{ return('') }}
     {%- endif -%}
     {%- set limit = visitor_lookup_var_whole_number('visitor_lookup__compact_at_files_per_partition', 0) -%}
-    {%- if limit == 0 -%}
+    {%- if limit == 0 or action_merge_has_nothing_to_merge() -%}
         {{ return('') }}
     {%- endif -%}
     {{ return(adapter.dispatch('compact_when_fragmented', 'visitor_lookup')(relation, limit)) }}
@@ -33,8 +33,10 @@
     {%- if visitor_lookup_is_delta_target() -%}
         {{ return('') }}
     {%- endif -%}
+    {#- An unpartitioned table is one partition: its .partitions metadata table has one row. -#}
     {%- set layout = run_query(
-        "select count(*) as files, count(distinct partition) as partitions from " ~ relation ~ ".files"
+        "select (select count(*) from " ~ relation ~ ".files) as files, "
+        ~ "(select count(*) from " ~ relation ~ ".partitions) as partitions"
     ).rows[0] -%}
     {%- if layout['files'] <= limit * layout['partitions'] -%}
         {{ return('') }}

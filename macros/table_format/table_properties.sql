@@ -9,6 +9,34 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_scratch_file_format() %}
+    {#-
+        File format of the tables rebuilt by every run and read only within
+        it (the run's limits, events and cookie changes). Next to Iceberg,
+        plain Parquet: no snapshot, manifest or metadata file to write for a
+        table dropped at the next run. On Delta targets (and Databricks, whose
+        catalog manages Delta tables), Delta.
+    -#}
+    {{ return('delta' if visitor_lookup_is_delta_target() else 'parquet') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_lookup_partition_by() %}
+    {#-
+        The lookup tables' partitioning, set when they are created. A run
+        touches cookies spread over every prefix, so partitions never spare a
+        merge any reading; they only multiply the files each merge writes
+        (256 prefixes: a data and a delete file in each, per table and run).
+        Unpartitioned by default; partitioning by vcid_first_two pays once a
+        table is many hundreds of MB (var visitor_lookup__partition_lookup_tables).
+    -#}
+    {%- if visitor_lookup_var_boolean('visitor_lookup__partition_lookup_tables') -%}
+        {{ return(['vcid_first_two']) }}
+    {%- endif -%}
+    {{ return(none) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_lookup_table_properties() %}
     {{ return(adapter.dispatch('lookup_table_properties', 'visitor_lookup')()) }}
 {% endmacro %}

@@ -31,3 +31,18 @@
     {%- endfor -%}
     {{ return('(select ' ~ casts | join(', ') ~ ' where false)') }}
 {% endmacro %}
+
+
+{% macro spark__drop_relation(relation) %}
+    {#-
+        dbt-spark's drop (dbt dispatches to the root project first), with
+        PURGE for tables outside Delta: through the Iceberg session catalog a
+        plain DROP TABLE removes the metastore entry and leaves the files,
+        so disk use grew with every --full-refresh, and the next CREATE of a
+        Parquet table failed on its leftover location.
+    -#}
+    {%- set purge = relation.type == 'table' and not visitor_lookup_is_delta_target() -%}
+    {% call statement('drop_relation', auto_begin=False) -%}
+        drop {{ relation.type }} if exists {{ relation }}{{ ' purge' if purge }}
+    {%- endcall %}
+{% endmacro %}

@@ -1,7 +1,8 @@
 {#-
     One row per model of the incremental set: the loaded_at it has processed
     through, and the number of its latest successful run. Created empty here; only the on-run-end hook
-    (visitor_lookup_update_manifest) writes rows. --full-refresh empties it,
+    (visitor_lookup_update_manifest) writes rows, so an incremental run of
+    this model has nothing to merge and touches nothing. --full-refresh empties it,
     which sends the next run back to state 1. The column names are the
     contract's (SPEC §5), hence the sqlfluff exception for `model`;
     last_run_number is ours (see base_cookie_changes_this_run).
@@ -10,10 +11,12 @@
     config(
         materialized='incremental',
         alias='incremental_manifest',
-        incremental_strategy='append',
+        incremental_strategy='action_merge',
+        unique_key='model',
     )
 }}
 
+{{ action_merge_nothing_to_merge(is_incremental()) }}
 select
     cast(null as string) as model,  -- noqa: RF04
     cast(null as timestamp) as last_success,

@@ -1,15 +1,18 @@
 {#-
     Invalid events exactly as received, with the reason. Keyed by a hash of
     the received row, so an event read again by a later run (lookback, or a
-    NULL loaded_at) is recorded once; identical copies are one row.
+    NULL loaded_at) is recorded once; identical copies are one row. A stored
+    row never changes: a run appends the keys it does not hold yet
+    (action_merge with appended inserts: no MERGE, no join that shuffles
+    the table).
 -#}
 {{
     config(
         materialized='incremental',
         alias='quarantined_events',
-        incremental_strategy='merge',
+        incremental_strategy='action_merge',
+        action_merge_append_inserts=true,
         unique_key='quarantine_key',
-        merge_exclude_columns=['first_quarantined_at'],
         tags=['visitor_lookup_incremental'],
     )
 }}
@@ -55,9 +58,32 @@ distinct_events as (
         invalid_reason,
         row_number() over (partition by quarantine_key order by quarantine_key) as copy_rank
     from keyed_events
+),
+
+stored_keys as (
+    select quarantine_key
+    from {{ visitor_lookup_this_or_empty({'quarantine_key': 'string'}) }}
+),
+
+new_events as (
+    select
+        distinct_events.quarantine_key,
+        distinct_events.event_id,
+        distinct_events.received_visitor_cookie_id,
+        distinct_events.received_user_id,
+        distinct_events.landed,
+        distinct_events.loaded_at,
+        distinct_events.invalid_reason
+    from distinct_events
+    left anti join stored_keys
+        on distinct_events.quarantine_key = stored_keys.quarantine_key
+    where distinct_events.copy_rank = 1
 )
 
 select
+    {% if is_incremental() -%}
+    'insert' as merge_action,
+    {% endif -%}
     quarantine_key,
     event_id,
     received_visitor_cookie_id as visitor_cookie_id,
@@ -66,5 +92,4 @@ select
     loaded_at,
     invalid_reason,
     current_timestamp() as first_quarantined_at
-from distinct_events
-where copy_rank = 1
+from new_events

@@ -8,6 +8,7 @@
 {{
     config(
         unique_key=['vcid_first_two', 'visitor_cookie_id'],
+        partition_by=visitor_lookup_lookup_partition_by(),
         tblproperties=visitor_lookup_lookup_table_properties(),
         post_hook="{{ visitor_lookup_compact_when_fragmented(this) }}",
         tags=['visitor_lookup_incremental'],
@@ -16,6 +17,8 @@
 
 {%- set changes_relation = ref('base_cookie_changes_this_run') -%}
 {%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
+
+{{ action_merge_nothing_to_merge(is_incremental() and bounds.no_cookie_touched) }}
 
 with changes as (
     select

@@ -7,10 +7,13 @@
     effect just before that instant, re-reads the cookie's stored events with
     a user from that instant on, and emits only the rows that differ from the
     table (inserts, updates) and the stored rows that no longer exist (deletes).
+    A full build reads every stored event with a user, without joining them
+    with the run's changes (which then hold every cookie).
 -#}
 {{
     config(
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
+        partition_by=visitor_lookup_lookup_partition_by(),
         tblproperties=visitor_lookup_lookup_table_properties(),
         post_hook="{{ visitor_lookup_compact_when_fragmented(this) }}",
         tags=['visitor_lookup_incremental'],
@@ -19,6 +22,8 @@
 
 {%- set changes_relation = ref('base_cookie_changes_this_run') -%}
 {%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
+
+{{ action_merge_nothing_to_merge(is_incremental() and bounds.no_user_changed) }}
 
 with changes as (
     select
@@ -111,9 +116,11 @@ events_since_change as (
         stored_events_with_user.user_id,
         stored_events_with_user.landed
     from stored_events_with_user
+    {% if is_incremental() -%}
     inner join changes
         on stored_events_with_user.visitor_cookie_id = changes.visitor_cookie_id
     where stored_events_with_user.landed >= changes.user_changed_from
+    {%- endif %}
 ),
 
 user_per_instant as (

@@ -5,11 +5,13 @@
     before the first login belongs to the first user). The current span is
     stored open (valid_end_date NULL): the view visitor_lookup closes it at
     the processed-through watermark, so a run rewrites only touched cookies
-    instead of every current row.
+    instead of every current row. A full build rebuilds every cookie, so it
+    reads the two tables without joining them with the run's changes.
 -#}
 {{
     config(
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
+        partition_by=visitor_lookup_lookup_partition_by(),
         tblproperties=visitor_lookup_lookup_table_properties(),
         post_hook="{{ visitor_lookup_compact_when_fragmented(this) }}",
         tags=['visitor_lookup_incremental'],
@@ -18,6 +20,8 @@
 
 {%- set changes_relation = ref('base_cookie_changes_this_run') -%}
 {%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
+
+{{ action_merge_nothing_to_merge(is_incremental() and bounds.no_cookie_touched) }}
 
 with changes as (
     select visitor_cookie_id
@@ -31,8 +35,10 @@ cookie_first_dates as (
         first_dates.visitor_cookie_id,
         first_dates.first_date
     from {{ ref('first_dates') }} as first_dates
+    {% if is_incremental() -%}
     inner join changes
         on first_dates.visitor_cookie_id = changes.visitor_cookie_id
+    {%- endif %}
 ),
 
 cookie_user_rows as (
@@ -46,8 +52,10 @@ cookie_user_rows as (
             partition by user_mapping.visitor_cookie_id order by user_mapping.valid_start_date
         ) as row_position
     from {{ ref('user_mapping') }} as user_mapping
+    {% if is_incremental() -%}
     inner join changes
         on user_mapping.visitor_cookie_id = changes.visitor_cookie_id
+    {%- endif %}
 ),
 
 stored_spans as (

@@ -11,8 +11,9 @@ with current_rows as (
 ),
 
 expected_cookies as (
+    -- the test's `where` (the tested scope) applies to both sides
     select visitor_cookie_id
-    from {{ cookies }}
+    from {{ get_where_subquery(cookies) }}
 )
 
 select

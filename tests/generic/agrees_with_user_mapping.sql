@@ -1,6 +1,10 @@
--- visitor_lookup holds exactly the user_mapping rows of every cookie that
--- ever logged in, but that its first row starts at the cookie's first date
--- and its current row ends at the watermark; nothing else has a user.
+{% test agrees_with_user_mapping(model, user_mapping, first_dates, processed_events) %}
+{#-
+    The lookup (model) holds exactly the user_mapping rows of every cookie
+    that ever logged in, but that its first row starts at the cookie's first
+    date and its current row ends at the watermark; nothing else has a user.
+    The test's `where` (the tested scope) applies to every relation it reads.
+-#}
 with user_rows as (
     select
         visitor_cookie_id,
@@ -9,12 +13,19 @@ with user_rows as (
         valid_end_date,
         is_current,
         row_number() over (partition by visitor_cookie_id order by valid_start_date) as row_position
-    from {{ ref('user_mapping') }}
+    from {{ get_where_subquery(user_mapping) }}
+),
+
+cookie_first_dates as (
+    select
+        visitor_cookie_id,
+        first_date
+    from {{ get_where_subquery(first_dates) }}
 ),
 
 watermark as (
     select max(landed) as processed_through
-    from {{ ref('base_processed_events') }}
+    from {{ processed_events }}
 ),
 
 expected_rows as (
@@ -22,14 +33,14 @@ expected_rows as (
         user_rows.visitor_cookie_id,
         user_rows.user_id,
         case
-            when user_rows.row_position = 1 then first_dates.first_date
+            when user_rows.row_position = 1 then cookie_first_dates.first_date
             else user_rows.valid_start_date
         end as valid_start_date,
         coalesce(user_rows.valid_end_date, watermark.processed_through) as valid_end_date,
         user_rows.is_current
     from user_rows
-    inner join {{ ref('first_dates') }} as first_dates
-        on user_rows.visitor_cookie_id = first_dates.visitor_cookie_id
+    inner join cookie_first_dates
+        on user_rows.visitor_cookie_id = cookie_first_dates.visitor_cookie_id
     cross join watermark
 ),
 
@@ -40,7 +51,7 @@ lookup_rows_with_user as (
         valid_start_date,
         valid_end_date,
         is_current
-    from {{ ref('visitor_lookup') }}
+    from {{ model }}
     where user_id is not null
 ),
 
@@ -73,3 +84,4 @@ select
     valid_end_date,
     is_current
 from unexpected_in_lookup
+{% endtest %}
