@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(folder, ignore_errors=True)
     events = data / "events"
     events.mkdir(parents=True)
+    # Derby opens its log (warehouse/derby.log) as the JVM starts; without the folder it logs to the console.
+    warehouse.mkdir()
     os.environ["VISITOR_LOOKUP_EVENTS_PATH"] = str(events)
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(warehouse)
     schema = os.environ.get("VISITOR_LOOKUP_SCHEMA", "visitor_lookup")
