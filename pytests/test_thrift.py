@@ -5,26 +5,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import socket
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 from pyhive import hive
 
-from visitor_lookup.cluster import Cluster, start, stop
+from visitor_lookup.cluster import Cluster, free_port, start, stop
 
 from .conftest import Scenario
 from .reference import Raw, lookup_tables, processed_events
 from .test_lookup_properties import VARS, random_arrivals
 
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -12,19 +12,24 @@ start and dbt parsing included):
 * test: `dbt test` after those runs;
 * no new data: `dbt run` again;
 * peer: the naive full rebuild (visitor_lookup/naive_rebuild, a dbt project
-  of four plain window-function models into Parquet tables) on the same events.
+  of four plain window-function models into Parquet tables) on the same events;
+* with --thrift, for H only: the full build and the same incremental runs on
+  the thrift target, against a local standalone cluster and Spark Thrift
+  Server started for the purpose (visitor_lookup.cluster), reading the same
+  Parquet files through a view.
 
-A last process checks that our three tables equal the peer's, row for row,
-and times the floor: a plain Spark job that reads the first batch of new
-events and groups them by cookie. Every step's ratio to the peer of the same
-history is printed beside it.
+A last process checks that our three tables equal the peer's (and, with
+--thrift, the thrift target's), row for row, and times the floor: a plain
+Spark job that reads the first batch of new events and groups them by cookie.
+Every step's ratio to the peer of the same history is printed beside it.
 
-    bin/benchmark [--history 1000000] [--scale 10] [--new-share 0.01] [--runs 1] [--vars JSON]
+    bin/benchmark [--history 1000000] [--scale 10] [--new-share 0.01] [--runs 1] [--vars JSON] [--thrift]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -35,17 +40,22 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from visitor_lookup.cluster import Cluster, free_port, start, stop
 from visitor_lookup.generate import SCHEMA, write_batches
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 END = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 DAYS = 30  # of history H; a history of scale x H spans scale x DAYS
 PEER_PROJECT = Path(__file__).with_name("naive_rebuild")
-# Our table and the peer's with the same contract columns (SPEC §4), compared row for row.
+# Our table and the peer's with the same contract columns (spec §4), compared row for row.
 COMPARED = {
     "first_dates": ("naive_first_dates", "visitor_cookie_id, first_date, first_day, vcid_first_two"),
     "user_mapping": (
@@ -107,20 +117,39 @@ def history_events(cache: Path, events: Path, size: int, days: int, seed: int) -
     return [events / file.name for file in files]
 
 
+def thrift_sql(port: int, *statements: str) -> None:
+    """Statements without results, on the Thrift Server at 127.0.0.1:port."""
+    from pyhive import hive
+
+    with contextlib.closing(hive.connect(host="127.0.0.1", port=port, username="dbt")) as connection:
+        cursor = connection.cursor()
+        for statement in statements:
+            cursor.execute(statement)
+
+
 class Bench:
     def __init__(self, root: Path, work: Path, span_days: int, extra_vars: dict) -> None:
         self.root = root
         self.work = work
         self.vars = json.dumps({**run_vars(span_days), **extra_vars})
 
-    def dbt(self, label: str, schema: str, events: Path, *args: str, project: Path | None = None) -> dict:
-        """One dbt command as a fresh process; its wall time and dbt's time per node."""
+    def dbt(
+        self, label: str, schema: str, events: Path, *args: str, project: Path | None = None, thrift: int = 0
+    ) -> dict:
+        """One dbt command as a fresh process; its wall time and dbt's time per node.
+
+        thrift: a Thrift Server's port, to run on the thrift target (events: the view {schema}_web.pageviews).
+        """
         project = project or self.root
         target = self.work / "target" / f"{project.name}-{schema}"
         logfile = self.work / "logs" / f"{schema}-{label}.log"
         logfile.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "VISITOR_LOOKUP_SCHEMA": schema, "VISITOR_LOOKUP_EVENTS_PATH": str(events)}
-        command = ["dbt", *args, "--vars", self.vars, "--project-dir", str(project)]
+        run_vars = self.vars
+        if thrift:
+            env |= {"VISITOR_LOOKUP_TARGET": "thrift", "VISITOR_LOOKUP_THRIFT_PORT": str(thrift)}
+            run_vars = json.dumps({**json.loads(self.vars), "visitor_lookup__events_schema": f"{schema}_web"})
+        command = ["dbt", *args, "--vars", run_vars, "--project-dir", str(project)]
         command += ["--target-path", str(target), "--log-path", str(logfile.parent / f"{schema}-dbt")]
         started = time.monotonic()
         with logfile.open("w") as out:
@@ -134,7 +163,52 @@ class Bench:
         log(f"{label} ({schema}): {wall:.1f} s")
         return {"wall": wall, "nodes": nodes}
 
-    def history(self, size: int, days: int, new_count: int, seed: int, runs: int) -> dict:
+    def on_thrift(self, size: int, history_files: list[Path], batches: list[Path]) -> dict:
+        """Full build and incremental runs on the thrift target; its tables exported as Parquet to check."""
+        schema = f"thrift_{size}"
+        events = self.work / schema / "events"
+        events.mkdir(parents=True)
+        for file in history_files:
+            (events / file.name).symlink_to(file.resolve())
+        cluster = Cluster(self.work / "cluster", thrift_port=free_port(), master_port=free_port())
+        log("starting a standalone cluster and a Spark Thrift Server")
+        start(cluster)
+        try:
+            # A view, not a table: like the local target's source, it lists the folder anew at every query.
+            thrift_sql(
+                cluster.thrift_port,
+                f"create database if not exists {schema}_web",
+                f"create view {schema}_web.pageviews as select * from parquet.`{events}`",
+            )
+            steps = {"full": self.dbt("thrift full build", schema, events, "run", thrift=cluster.thrift_port)}
+            incremental_runs = []
+            for run, fresh in enumerate(batches, start=1):
+                shutil.copy(fresh, events / fresh.name)
+                label = f"thrift incremental run {run}"
+                incremental_runs.append(self.dbt(label, schema, events, "run", thrift=cluster.thrift_port))
+            exported = self.work / schema / "exported"
+            thrift_sql(
+                cluster.thrift_port,
+                *(
+                    f"insert overwrite directory '{exported / table}' using parquet "
+                    f"select {columns} from {schema}.{table}"
+                    for table, (_, columns) in COMPARED.items()
+                ),
+            )
+        finally:
+            stop(cluster)
+        return {
+            "full": steps["full"]["wall"],
+            "incremental": incremental_runs[0]["wall"],
+            "incremental_runs": [measured["wall"] for measured in incremental_runs],
+            "exported": str(exported),
+            "nodes": {
+                "full": steps["full"]["nodes"],
+                "incremental_runs": [measured["nodes"] for measured in incremental_runs],
+            },
+        }
+
+    def history(self, size: int, days: int, new_count: int, seed: int, runs: int, thrift: bool) -> dict:
         schema = f"bench_{size}"
         events = self.work / schema / "events"
         history_files = history_events(self.work.parent / "cache", events, size, days, seed)
@@ -153,10 +227,12 @@ class Bench:
         steps["peer_full_rebuild"] = self.dbt(
             "peer full rebuild", peer_schema, events, "run", project=PEER_PROJECT
         )
+        on_thrift = self.on_thrift(size, history_files, batches) if thrift else None
         checked = subprocess.run(
             [
                 *(sys.executable, "-m", "visitor_lookup.benchmark", "--check", schema, "--peer", peer_schema),
                 *("--floor-events", str(batches[0]), "--vars", self.vars),
+                *(("--thrift-export", on_thrift.pop("exported")) if on_thrift else ()),
             ],
             check=True,
             stdout=subprocess.PIPE,
@@ -167,6 +243,7 @@ class Bench:
             "incremental": incremental_runs[0]["wall"],
             "incremental_runs": [measured["wall"] for measured in incremental_runs],
             **json.loads(checked.stdout.strip().splitlines()[-1]),
+            **({"thrift": on_thrift} if on_thrift else {}),
             "nodes": {
                 **{step: measured["nodes"] for step, measured in steps.items()},
                 "incremental_runs": [measured["nodes"] for measured in incremental_runs],
@@ -174,8 +251,18 @@ class Bench:
         }
 
 
-def check(schema: str, peer: str, floor_events: Path, run_vars_json: str) -> dict:
-    """Differing rows between our tables and the peer's, and the floor, in the project's own Spark."""
+def differing_rows(spark: SparkSession, ours: str, theirs: str, columns: str) -> int:
+    query = (
+        f"select count(*) as rows from ((select {columns} from {ours} "
+        f"except all select {columns} from {theirs}) union all "
+        f"(select {columns} from {theirs} except all select {columns} from {ours}))"
+    )
+    return spark.sql(query).collect()[0]["rows"]
+
+
+def check(schema: str, peer: str, floor_events: Path, run_vars_json: str, thrift_export: Path | None) -> dict:
+    """Differing rows between our tables and the peer's (and the thrift target's), and the floor, in the
+    project's own Spark."""
     from dbt.cli.main import dbtRunner
     from pyspark.sql import SparkSession
 
@@ -184,17 +271,22 @@ def check(schema: str, peer: str, floor_events: Path, run_vars_json: str) -> dic
     if not started.success:
         sys.exit("benchmark: could not start the project's Spark session for the check")
     spark = SparkSession.builder.getOrCreate()
-    differing = {}
-    for ours, (theirs, columns) in COMPARED.items():
-        query = (
-            f"select count(*) as rows from ((select {columns} from {schema}.{ours} "
-            f"except all select {columns} from {peer}.{theirs}) union all "
-            f"(select {columns} from {peer}.{theirs} except all select {columns} from {schema}.{ours}))"
-        )
-        differing[ours] = spark.sql(query).collect()[0]["rows"]
+    differing = {
+        ours: differing_rows(spark, f"{schema}.{ours}", f"{peer}.{theirs}", columns)
+        for ours, (theirs, columns) in COMPARED.items()
+    }
+    thrift = {
+        ours: differing_rows(spark, f"{schema}.{ours}", f"parquet.`{thrift_export / ours}`", columns)
+        for ours, (_, columns) in COMPARED.items()
+        if thrift_export
+    }
     floor_started = time.monotonic()
     spark.read.parquet(str(floor_events)).groupBy("visitor_cookie_id").agg({"landed": "min"}).collect()
-    return {"floor": time.monotonic() - floor_started, "rows_differing_from_peer": differing}
+    return {
+        "floor": time.monotonic() - floor_started,
+        "rows_differing_from_peer": differing,
+        **({"rows_differing_from_thrift": thrift} if thrift_export else {}),
+    }
 
 
 def machine() -> dict[str, str | int]:
@@ -221,6 +313,13 @@ def report_table(results: dict[int, dict], new_count: int, runs: int) -> list[tu
     def rows(name: str, key: str) -> list[tuple[str, int, float, float]]:
         return [(name, size, r[key], r[key] / r["peer_full_rebuild"]) for size, r in results.items()]
 
+    thrift = [
+        (f"thrift: {name}", size, r["thrift"][key], r["thrift"][key] / r["peer_full_rebuild"])
+        for name, key in (("full build", "full"), (f"incremental, {new_count:,} new", "incremental"))
+        for size, r in results.items()
+        if "thrift" in r
+    ]
+
     later_runs = [
         (f"incremental run {run} of {runs}", size, wall, wall / r["peer_full_rebuild"])
         for size, r in results.items()
@@ -234,6 +333,7 @@ def report_table(results: dict[int, dict], new_count: int, runs: int) -> list[tu
         *rows("dbt test", "test"),
         *rows("no new data", "no_new_data"),
         *rows("floor: read + group new", "floor"),
+        *thrift,
     ]
 
 
@@ -245,9 +345,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="folder for the JSON")
     parser.add_argument("--vars", type=json.loads, default={}, help="extra dbt vars, as JSON")
     parser.add_argument("--runs", type=int, default=1, help="incremental runs in a row, each with new events")
+    parser.add_argument(
+        "--thrift", action="store_true", help="also run H on the thrift target (on a local cluster)"
+    )
     parser.add_argument("--check", help=argparse.SUPPRESS)
     parser.add_argument("--peer", help=argparse.SUPPRESS)
     parser.add_argument("--floor-events", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--thrift-export", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be 1 or more")
@@ -256,7 +360,8 @@ def main(argv: list[str] | None = None) -> None:
     work = root / "benchmarks" / "work"
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(work / "warehouse")
     if args.check:
-        print(json.dumps(check(args.check, args.peer, args.floor_events, json.dumps(args.vars))))
+        checked = check(args.check, args.peer, args.floor_events, json.dumps(args.vars), args.thrift_export)
+        print(json.dumps(checked))
         return
     shutil.rmtree(work, ignore_errors=True)
     (work / "warehouse").mkdir(parents=True)
@@ -264,7 +369,14 @@ def main(argv: list[str] | None = None) -> None:
     new_count = max(1, int(args.history * args.new_share))
     sizes = [args.history, args.history * args.scale]
     results = {
-        size: bench.history(size, DAYS * size // args.history, new_count, size % 9973, args.runs)
+        size: bench.history(
+            size,
+            DAYS * size // args.history,
+            new_count,
+            size % 9973,
+            args.runs,
+            thrift=args.thrift and size == sizes[0],
+        )
         for size in sizes
     }
 
@@ -280,12 +392,18 @@ def main(argv: list[str] | None = None) -> None:
             not any(r["rows_differing_from_peer"].values()) for r in results.values()
         ),
     }
+    if args.thrift:
+        thrift_ratio = small["thrift"]["incremental"] / small["incremental"]
+        targets["thrift incremental <= 1.5 x local (H)"] = thrift_ratio <= 1.5
+        targets["thrift tables equal local's (H)"] = not any(small["rows_differing_from_thrift"].values())
     print(f"\n{'step':<30}{'history':>12}{'wall s':>9}{'x peer':>8}")
     for step, size, wall, ratio in report_table(results, new_count, args.runs):
         print(f"{step:<30}{size:>12,}{wall:>9.1f}{ratio:>8.2f}")
     print()
     for size, r in results.items():
         print(f"rows differing from the peer ({size:,}): {r['rows_differing_from_peer']}")
+        if "rows_differing_from_thrift" in r:
+            print(f"rows differing from the thrift target's ({size:,}): {r['rows_differing_from_thrift']}")
     for target, met in targets.items():
         print(f"{'met ' if met else 'MISSED'} {target}")
 

@@ -53,6 +53,13 @@ class Cluster:
         return self.home / "pids.json"
 
 
+def free_port() -> int:
+    """A TCP port nothing listens on at the moment, on 127.0.0.1."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def thrift_server_conf(warehouse: Path) -> dict[str, str]:
     """The local profile's Spark settings, rendered for a warehouse folder."""
     outputs = yaml.safe_load(PROFILES.read_text())["visitor_lookup"]["outputs"]

@@ -7,13 +7,14 @@
     alone. On the first build the model emits its rows without merge_action
     and dbt creates the table from them.
 
-    The change set is applied in one MERGE keyed by unique_key. A model whose
-    change set is mostly inserts into a large table (processed_events) sets
-    action_merge_append_inserts=true: the change set is then written once to
-    a Parquet table, updates and deletes go in a MERGE with only WHEN MATCHED
-    clauses (Spark streams the table past the broadcast change set instead of
-    shuffling all of it, as any WHEN NOT MATCHED clause makes it do), and
-    inserts are appended with INSERT INTO, without joining the table at all.
+    The change set is applied in one MERGE keyed by unique_key. A model that
+    merges small change sets into a large table (processed_events, the
+    quarantine, the lookup tables) sets action_merge_append_inserts=true: the
+    change set is then written once to a Parquet table, updates and deletes go
+    in a MERGE with only WHEN MATCHED clauses (Spark streams the table past the
+    broadcast change set instead of shuffling all of it, as any WHEN NOT
+    MATCHED clause makes it do), and inserts are appended with INSERT INTO,
+    without joining the table at all.
     Those are two commits: a failure between them fails the model, and the
     next run, which compares with what is stored, completes it.
 
@@ -167,33 +168,32 @@
         they replace (both CTE names, with the same columns): rebuilt rows
         that are new ('insert') or differ ('update'), stored rows no longer
         rebuilt ('delete'). Unchanged rows are left out, so the merge does not
-        touch them.
+        touch them. One full outer join: each side is read once (a left join
+        plus an anti join read both twice, and Spark computes a CTE anew for
+        every reference). The first key column is never NULL on either side,
+        so its NULL says which side a row is missing from.
     -#}
-    {%- set columns = key_columns + value_columns -%}
+    {%- set first_key = key_columns[0] -%}
     {%- set joined_on = [] -%}
     {%- for key in key_columns -%}
         {%- do joined_on.append(rebuilt ~ '.' ~ key ~ ' = ' ~ stored ~ '.' ~ key) -%}
     {%- endfor -%}
-    {%- set differs = [stored ~ '.' ~ key_columns[0] ~ ' is null'] -%}
+    {%- set differs = [stored ~ '.' ~ first_key ~ ' is null', rebuilt ~ '.' ~ first_key ~ ' is null'] -%}
     {%- for column in value_columns -%}
         {%- do differs.append('not ' ~ rebuilt ~ '.' ~ column ~ ' <=> ' ~ stored ~ '.' ~ column) -%}
     {%- endfor -%}
     select
-        {%- for column in columns %}
-        {{ rebuilt }}.{{ column }},
+        {%- for column in key_columns + value_columns %}
+        case when {{ rebuilt }}.{{ first_key }} is null then {{ stored }}.{{ column }} else {{ rebuilt }}.{{ column }} end
+            as {{ column }},
         {%- endfor %}
-        case when {{ stored }}.{{ key_columns[0] }} is null then 'insert' else 'update' end as merge_action
+        case
+            when {{ stored }}.{{ first_key }} is null then 'insert'
+            when {{ rebuilt }}.{{ first_key }} is null then 'delete'
+            else 'update'
+        end as merge_action
     from {{ rebuilt }}
-    left join {{ stored }}
+    full outer join {{ stored }}
         on {{ joined_on | join(' and ') }}
     where {{ differs | join(' or ') }}
-    union all
-    select
-        {%- for column in columns %}
-        {{ stored }}.{{ column }},
-        {%- endfor %}
-        'delete' as merge_action
-    from {{ stored }}
-    left anti join {{ rebuilt }}
-        on {{ joined_on | join(' and ') }}
 {% endmacro %}

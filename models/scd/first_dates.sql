@@ -32,10 +32,13 @@ with changes as (
 ),
 
 stored_first_dates as (
+    -- only the touched cookies' rows: a semi join streams the table past the
+    -- broadcast changes, where the left join below would shuffle all of it
     select
         visitor_cookie_id,
         first_date
     from {{ visitor_lookup_this_or_empty({'visitor_cookie_id': 'string', 'first_date': 'timestamp'}) }}
+    where visitor_cookie_id in (select changes.visitor_cookie_id from changes)
 ),
 
 stored_events as (

@@ -1,6 +1,6 @@
 {#-
     Type-2 history of the user behind each cookie: a row starts at every
-    instant whose user differs from the previous instant's (SPEC §4).
+    instant whose user differs from the previous instant's (spec §4).
 
     A run rebuilds each touched cookie from the earliest instant its new
     events (or a replaced copy) can change: it starts from the stored row in

@@ -1,5 +1,5 @@
 {#-
-    Which user stood behind a cookie at any instant (SPEC §4): the stored
+    Which user stood behind a cookie at any instant (spec §4): the stored
     spans, each current span ending at the processed-through watermark, the
     greatest landed of all valid events processed so far. Join page views on
     visitor_cookie_id and landed between valid_start_date and valid_end_date.

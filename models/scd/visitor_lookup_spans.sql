@@ -76,37 +76,20 @@ stored_spans as (
         on spans.visitor_cookie_id = changes.visitor_cookie_id
 ),
 
-user_spans as (
-    select
-        cookie_user_rows.visitor_cookie_id,
-        cookie_user_rows.user_id,
-        case
-            when cookie_user_rows.row_position = 1 then cookie_first_dates.first_date
-            else cookie_user_rows.valid_start_date
-        end as valid_start_date,
-        cookie_user_rows.valid_end_date,
-        cookie_user_rows.is_current
-    from cookie_user_rows
-    inner join cookie_first_dates
-        on cookie_user_rows.visitor_cookie_id = cookie_first_dates.visitor_cookie_id
-),
-
-anonymous_spans as (
+rebuilt_spans as (
+    -- a cookie with no user row has one anonymous span from its first date
     select
         cookie_first_dates.visitor_cookie_id,
-        cast(null as string) as user_id,
-        cookie_first_dates.first_date as valid_start_date,
-        cast(null as timestamp) as valid_end_date,
-        true as is_current
+        cookie_user_rows.user_id,
+        case
+            when cookie_user_rows.row_position > 1 then cookie_user_rows.valid_start_date
+            else cookie_first_dates.first_date
+        end as valid_start_date,
+        cookie_user_rows.valid_end_date,
+        coalesce(cookie_user_rows.is_current, true) as is_current
     from cookie_first_dates
-    left anti join cookie_user_rows
+    left join cookie_user_rows
         on cookie_first_dates.visitor_cookie_id = cookie_user_rows.visitor_cookie_id
-),
-
-rebuilt_spans as (
-    select * from user_spans
-    union all
-    select * from anonymous_spans
 ),
 
 span_changes as (
