@@ -53,6 +53,7 @@ class Scenario:
         self.events_dir = workdir / "events"
         self.events_dir.mkdir(parents=True)
         self.target_dir = workdir / "target"
+        self.project_dir = ROOT
         self.log_lines: list[str] = []
         self._files = 0
 
@@ -75,7 +76,7 @@ class Scenario:
         command = [
             *args,
             "--project-dir",
-            str(ROOT),
+            str(self.project_dir),
             "--profiles-dir",
             str(ROOT / "profiles"),
             "--target-path",

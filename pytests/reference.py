@@ -1,4 +1,4 @@
-"""Plain-Python reference of the contract (SPEC §3 and §5), written apart from the SQL.
+"""Plain-Python reference of the contract (docs/specification.md, spec §3 and §5), written apart from the SQL.
 
 Events are tuples (event_id, visitor_cookie_id, user_id, landed, loaded_at)
 with naive UTC datetimes, exactly as written to Parquet.
@@ -99,7 +99,7 @@ def run_limits(
     backfill_days: int,
     lookback_hours: int,
 ) -> Limits:
-    """SPEC §5, the four states."""
+    """spec §5, the four states."""
     backfill = dt.timedelta(days=backfill_days)
     lookback = dt.timedelta(hours=lookback_hours)
     stamps = [manifest[m] for m in models if m in manifest]
@@ -123,7 +123,7 @@ class LookupTables(NamedTuple):
 
 
 def lookup_tables(events: Iterable[Clean], prefix_length: int = 2) -> LookupTables:
-    """SPEC §4 for a set of valid, deduplicated events."""
+    """spec §4 for a set of valid, deduplicated events."""
     by_cookie: dict[str, list[Clean]] = {}
     for event in events:
         by_cookie.setdefault(event.visitor_cookie_id, []).append(event)

@@ -1,4 +1,4 @@
-"""SPEC §3 and §5 on real runs: quarantine, new files, overlapping windows, failures, gaps."""
+"""spec §3 and §5 on real runs: quarantine, new files, overlapping windows, failures, gaps."""
 
 from __future__ import annotations
 
@@ -178,7 +178,18 @@ def test_full_refresh_starts_again_from_start_date(scenario: Scenario) -> None:
     scenario.write_events(second)
     scenario.dbt("run", vars=VARS)
 
-    scenario.dbt("run", "--full-refresh", vars=VARS)
+    stored = stored_events(scenario)
+    # refused unless allowed: it would rebuild everything from the raw events
+    scenario.dbt("run", "--full-refresh", vars=VARS, ok=False)
+    assert scenario.logged(
+        "Visitor lookup: --full-refresh would drop and rebuild base_processed_events, "
+        "base_quarantined_events, first_dates, user_mapping, visitor_lookup_spans, the manifest"
+    )
+    assert stored_events(scenario) == stored
+    # a full refresh of what the incremental set does not hold needs no leave
+    scenario.dbt("run", "--full-refresh", "--select", "base_new_event_limits", vars=VARS)
+
+    scenario.dbt("run", "--full-refresh", vars={**VARS, "visitor_lookup__allow_refresh": True})
 
     assert scenario.logged("Visitor lookup: First run")
     assert limits(scenario) == (1, ts("2026-01-01"), ts("2026-01-31"))

@@ -1,4 +1,4 @@
-"""SPEC §4 on hand-made cases, each its own test, against the plain-Python reference.
+"""spec §4 on hand-made cases, each its own test, against the plain-Python reference.
 
 All cases share one scenario (distinct cookies per case) so the five runs
 serve every case: three arrival batches, a run with no new data, and a
@@ -174,7 +174,7 @@ def runs(module_scenario: Scenario) -> list[tuple[LookupTables, LookupTables]]:
     results = []
 
     def run(*args: str) -> None:
-        scenario.dbt("run", *args, vars=VARS)
+        scenario.dbt("run", *args, vars={**VARS, "visitor_lookup__allow_refresh": True})
         expected = lookup_tables(processed_events(seen).values())
         results.append((scenario.lookup_tables(), expected))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,19 @@ def test_docs_generate_documents_every_model_and_column(history: Scenario) -> No
         built = catalog["nodes"][model["unique_id"]]["columns"]
         documented = {name.lower() for name, column in model["columns"].items() if column["description"]}
         assert {name.lower() for name in built} <= documented, model["name"]
+
+
+def test_every_macro_is_documented_with_its_arguments(history: Scenario) -> None:
+    history.dbt("parse", vars=VARS)
+    manifest = json.loads((history.target_dir / "manifest.json").read_text())
+    macros = [m for m in manifest["macros"].values() if m["package_name"] == "visitor_lookup"]
+    assert len(macros) > 40
+    for macro in macros:
+        assert macro["description"], macro["name"]
+        (signature,) = re.findall(r"{%-?\s*(?:macro|test)\s+\w+\((.*?)\)\s*-?%}", macro["macro_sql"])
+        arguments = [part.split("=")[0].strip() for part in signature.split(",") if part.strip()]
+        documented = {argument["name"]: argument["description"] for argument in macro["arguments"]}
+        assert set(documented) == set(arguments) and all(documented.values()), macro["name"]
 
 
 def test_attribution_analyses(history: Scenario) -> None:

@@ -1,4 +1,4 @@
-"""SPEC §5: the four states from a real manifest, their exact limits, and their logs."""
+"""spec §5: the four states from a real manifest, their exact limits, and their logs."""
 
 from __future__ import annotations
 
@@ -112,6 +112,8 @@ def test_standard_run_is_bounded_by_now(built: Scenario) -> None:
         ({"visitor_lookup__lookup_write_mode": "fast"}, "visitor_lookup__lookup_write_mode"),
         ({"visitor_lookup__test_scope": "recent"}, "visitor_lookup__test_scope"),
         ({"visitor_lookup__partition_lookup_tables": "yes"}, "visitor_lookup__partition_lookup_tables"),
+        ({"visitor_lookup__allow_refresh": "yes"}, "visitor_lookup__allow_refresh"),
+        ({"visitor_lookup__file_format": "parquet"}, "visitor_lookup__file_format"),
         (
             {"visitor_lookup__compact_at_files_per_partition": -1},
             "visitor_lookup__compact_at_files_per_partition",
@@ -127,7 +129,7 @@ def test_bad_var_fails_the_run_naming_it(built: Scenario, bad_vars: dict, named:
 
 def test_a_new_prefix_length_takes_a_full_refresh(built: Scenario) -> None:
     shorter = {**VARS, "visitor_lookup__partition_prefix_length": 1}
-    built.dbt("run", "--full-refresh", vars=shorter)
+    built.dbt("run", "--full-refresh", vars={**shorter, "visitor_lookup__allow_refresh": True})
     keys = {(row.visitor_cookie_id, row.vcid_first_two) for row in built.table("first_dates")}
     assert keys == {("c1", "c")}
     built.dbt("run", vars=shorter)

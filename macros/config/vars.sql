@@ -85,6 +85,8 @@
     {%- do visitor_lookup_lookup_write_mode() -%}
     {%- do visitor_lookup_test_scope() -%}
     {%- do visitor_lookup_var_boolean('visitor_lookup__partition_lookup_tables') -%}
+    {%- do visitor_lookup_var_boolean('visitor_lookup__allow_refresh') -%}
+    {%- do visitor_lookup_table_format() -%}
     {%- do visitor_lookup_check_partition_prefix() -%}
 {% endmacro %}
 
@@ -113,7 +115,7 @@
         {{ exceptions.raise_compiler_error(
             "Visitor lookup: var visitor_lookup__partition_prefix_length is " ~ length ~ ", but the lookup "
             ~ "tables were built with " ~ rows[0]['stored_length'] ~ ". Set it back, or rebuild them with "
-            ~ "the new length: dbt run --full-refresh."
+            ~ "the new length: dbt run --full-refresh --vars '{\"visitor_lookup__allow_refresh\": true}'."
         ) }}
     {%- endif -%}
 {% endmacro %}

@@ -1,4 +1,4 @@
-{#- How received events are cleaned and which copy of an event_id counts (SPEC §3). -#}
+{#- How received events are cleaned and which copy of an event_id counts (spec §3). -#}
 
 {% macro visitor_lookup_normalise_id(column) %}
     {#- Trim leading and trailing whitespace (space, tab, line breaks, form feed); blank becomes NULL. -#}

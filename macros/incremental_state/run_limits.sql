@@ -1,6 +1,6 @@
 {#-
     The four states of the incremental set and the loaded_at range each run
-    reads (SPEC §5), Snowplow-style. Every bound is computed by Spark once,
+    reads (spec §5), Snowplow-style. Every bound is computed by Spark once,
     logged, and stored in base_new_event_limits, which the window reads.
 -#}
 

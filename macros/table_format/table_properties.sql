@@ -4,8 +4,24 @@
     dbt_project.yml applies the same rule (dbt_project.yml cannot call macros).
 -#}
 
+{% macro visitor_lookup_table_format() %}
+    {#-
+        iceberg or delta: the var visitor_lookup__file_format, or when it is
+        empty Delta on Databricks and on a target whose name contains "delta".
+    -#}
+    {%- set chosen = var('visitor_lookup__file_format') -%}
+    {%- if chosen and chosen not in ['iceberg', 'delta'] -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var visitor_lookup__file_format must be 'iceberg', 'delta' or empty "
+            ~ "(chosen by the target), got '" ~ chosen ~ "'."
+        ) }}
+    {%- endif -%}
+    {{ return(chosen or ('delta' if 'delta' in target.name or target.type == 'databricks' else 'iceberg')) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_is_delta_target() %}
-    {{ return('delta' in target.name or target.type == 'databricks') }}
+    {{ return(visitor_lookup_table_format() == 'delta') }}
 {% endmacro %}
 
 

@@ -1,7 +1,11 @@
 {% macro visitor_lookup_model_relation(model_name) %}
-    {#- The relation of a model of this project, found in the graph (usable in hooks, where ref() is not). -#}
+    {#-
+        The relation of a model of this project, found in the graph (usable in
+        hooks, where ref() is not). By package name, not project_name, which
+        names the host project when this one is installed as a package.
+    -#}
     {%- for node in graph.nodes.values()
-        if node.resource_type == 'model' and node.package_name == project_name and node.name == model_name -%}
+        if node.resource_type == 'model' and node.package_name == 'visitor_lookup' and node.name == model_name -%}
         {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) }}
     {%- endfor -%}
     {{ exceptions.raise_compiler_error("Visitor lookup: no model named " ~ model_name ~ " in this project.") }}
@@ -35,13 +39,17 @@
 
 {% macro spark__drop_relation(relation) %}
     {#-
-        dbt-spark's drop (dbt dispatches to the root project first), with
-        PURGE for tables outside Delta: through the Iceberg session catalog a
-        plain DROP TABLE removes the metastore entry and leaves the files,
-        so disk use grew with every --full-refresh, and the next CREATE of a
-        Parquet table failed on its leftover location.
+        dbt-spark's drop (dbt dispatches to the root project first, or to this
+        package where a host's dispatch config names it), with PURGE for the
+        tables of models written outside Delta: through the Iceberg session
+        catalog a plain DROP TABLE removes the metastore entry and leaves the
+        files, so disk use grew with every --full-refresh, and the next CREATE
+        of a Parquet table failed on its leftover location. The relation's
+        own provider decides (dbt-spark reads it from the catalog): a
+        dispatched macro runs in its caller's namespace, where this package's
+        macros are out of reach.
     -#}
-    {%- set purge = relation.type == 'table' and not visitor_lookup_is_delta_target() -%}
+    {%- set purge = relation.type == 'table' and not relation.is_delta -%}
     {% call statement('drop_relation', auto_begin=False) -%}
         drop {{ relation.type }} if exists {{ relation }}{{ ' purge' if purge }}
     {%- endcall %}

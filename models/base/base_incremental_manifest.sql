@@ -4,7 +4,7 @@
     (visitor_lookup_update_manifest) writes rows, so an incremental run of
     this model has nothing to merge and touches nothing. --full-refresh empties it,
     which sends the next run back to state 1. The column names are the
-    contract's (SPEC §5), hence the sqlfluff exception for `model`;
+    contract's (spec §5), hence the sqlfluff exception for `model`;
     last_run_number is ours (see base_cookie_changes_this_run).
 -#}
 {{

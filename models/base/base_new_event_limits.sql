@@ -1,5 +1,5 @@
 {#-
-    This run's state and loaded_at range (SPEC §5), computed by
+    This run's state and loaded_at range (spec §5), computed by
     get_run_limits from the manifest and logged, and its run number. Run it alone
     (dbt run --select base_new_event_limits) to see the state: nothing else
     changes.

@@ -1,5 +1,5 @@
 {#-
-    The four invariants of a type-2 table (SPEC §4). Each test returns the
+    The four invariants of a type-2 table (spec §4). Each test returns the
     offending rows; any row fails the build.
 -#}
 

@@ -1,0 +1,93 @@
+"""`dbt build` on every run, as orchestrators run it: exact after every batch, repaired after a failure,
+and failing when an invariant breaks."""
+
+from __future__ import annotations
+
+from dbt.cli.main import dbtRunnerResult
+
+from .conftest import Scenario, ts
+from .reference import Raw, lookup_tables, processed_events
+from .test_lookup_properties import VARS, random_arrivals
+
+
+def statuses(result: dbtRunnerResult) -> dict[str, str]:
+    return {r.node.name: str(r.status) for r in result.result.results}
+
+
+def test_build_after_every_batch_equals_the_reference_and_skips_nothing(scenario: Scenario) -> None:
+    seen: list[Raw] = []
+    for batch in random_arrivals(seed=17):
+        scenario.write_events(batch)
+        seen += batch
+        result = scenario.dbt("build", vars=VARS)
+        assert set(statuses(result).values()) <= {"success", "pass"}, statuses(result)
+        assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+
+    scenario.dbt("build", vars=VARS)  # no new data
+    assert scenario.logged("Visitor lookup: Standard incremental run")
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+
+    scenario.dbt("build", "--full-refresh", vars={**VARS, "visitor_lookup__allow_refresh": True})
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+
+
+def test_a_failed_build_is_repaired_by_the_next_one(scenario: Scenario) -> None:
+    arrivals = random_arrivals(seed=23, batches=3)
+    seen: list[Raw] = []
+    scenario.write_events(arrivals[0])
+    seen += arrivals[0]
+    scenario.dbt("build", vars=VARS)
+
+    scenario.write_events(arrivals[1])
+    seen += arrivals[1]
+    with scenario.table_replaced_by_incompatible_one("user_mapping"):
+        failed = statuses(scenario.dbt("build", vars=VARS, ok=False))
+    assert failed["user_mapping"] == "error" and failed["visitor_lookup_spans"] == "skipped"
+
+    scenario.dbt("build", vars=VARS)
+    assert scenario.logged("Visitor lookup: Incremental models out of sync")
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+
+    scenario.write_events(arrivals[2])
+    seen += arrivals[2]
+    scenario.dbt("build", vars=VARS)
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+
+
+def test_a_broken_invariant_fails_the_build(scenario: Scenario) -> None:
+    scenario.write_events(
+        [
+            Raw("a1", "c1", "ann", ts("2026-01-03 10:00"), ts("2026-01-05 10:00")),
+            Raw("a2", "c1", "bob", ts("2026-01-03 12:00"), ts("2026-01-05 10:00")),
+            Raw("a3", "c1", "ann", ts("2026-01-03 14:00"), ts("2026-01-05 10:00")),
+        ]
+    )
+    scenario.dbt("build", vars=VARS)
+    # c1's first row now ends before it starts; the next run rebuilds c1 only
+    # from its current row on, so the broken row stays and the scoped tests read it
+    scenario.sql(
+        "update {schema}.user_mapping set valid_end_date = valid_start_date - interval 1 second "
+        "where visitor_cookie_id = 'c1' and valid_start_date = timestamp'2026-01-03 10:00:00'"
+    )
+    scenario.write_events([Raw("b1", "c1", "cy", ts("2026-01-04 10:00"), ts("2026-01-06 10:00"))])
+
+    result = statuses(scenario.dbt("build", vars=VARS, ok=False))
+
+    failed = {name for name, status in result.items() if status == "fail"}
+    assert any(name.startswith("scd_end_not_before_start_user_mapping") for name in failed), result
+
+
+def test_the_incremental_selector_holds_the_set_and_what_it_reads(scenario: Scenario) -> None:
+    result = scenario.dbt("ls", "--selector", "visitor_lookup_incremental", "--resource-type", "model")
+    assert {name.rsplit(".", 1)[-1] for name in result.result} == {
+        "base_incremental_manifest",
+        "base_new_event_limits",
+        "base_events_this_run",
+        "base_new_events_this_run",
+        "base_processed_events",
+        "base_quarantined_events",
+        "base_cookie_changes_this_run",
+        "first_dates",
+        "user_mapping",
+        "visitor_lookup_spans",
+    }

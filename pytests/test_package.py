@@ -1,0 +1,53 @@
+"""The project installed as a dbt package in a host project (integration_tests/), run by `dbt build`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dbt.cli.main import dbtRunner, dbtRunnerResult
+
+from .conftest import ROOT, Scenario
+from .reference import Raw, lookup_tables, processed_events
+from .test_lookup_properties import VARS, random_arrivals
+
+HOST = ROOT / "integration_tests"
+
+
+class HostScenario(Scenario):
+    """A scenario run from the host project; the package reads the events folder through a var."""
+
+    def __init__(self, name: str, workdir: Path) -> None:
+        super().__init__(name, workdir)
+        self.project_dir = HOST
+
+    def dbt(self, *args: str, vars: dict | None = None, ok: bool = True) -> dbtRunnerResult:
+        return super().dbt(
+            *args, vars={**(vars or {}), "visitor_lookup__events_path": str(self.events_dir)}, ok=ok
+        )
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> HostScenario:
+    scenario = HostScenario("package_host", tmp_path)
+    installed = dbtRunner().invoke(
+        ["deps", "--project-dir", str(HOST), "--profiles-dir", str(ROOT / "profiles")]
+    )
+    assert installed.success, installed.exception
+    return scenario
+
+
+def test_a_host_project_builds_the_package_exactly(host: HostScenario) -> None:
+    seen: list[Raw] = []
+    for batch in random_arrivals(seed=31, batches=3):
+        host.write_events(batch)
+        seen += batch
+        result = host.dbt("build", vars=VARS)
+        assert {str(r.status) for r in result.result.results} <= {"success", "pass"}
+        expected = lookup_tables(processed_events(seen).values())
+        assert host.lookup_tables() == expected
+        current = {(row.visitor_cookie_id, row.user_id) for row in host.table("current_cookie_users")}
+        assert current == {
+            (cookie, user) for cookie, user, _, _, is_current, _, _ in expected.visitor_lookup if is_current
+        }
+    host.dbt("test", vars=VARS)
