@@ -29,7 +29,7 @@
         failure leaves the table as it was). Measured faster here than Iceberg's rewrite_data_files
         procedure, which runs one Spark job per partition and leaves dangling
         delete files behind. Delta: not done by the project; its own
-        maintenance (OPTIMIZE, auto compaction) applies, see the README.
+        maintenance (OPTIMIZE, auto compaction) applies, see docs/design.md.
     -#}
     {%- if visitor_lookup_is_delta_target() -%}
         {{ return('') }}
