@@ -15,16 +15,25 @@ HOST = ROOT / "integration_tests"
 
 
 class HostScenario(Scenario):
-    """A scenario run from the host project; the package reads the events folder through a var."""
+    """A scenario run from the host project: the package reads the events folder and writes its tables in
+    a schema of its own (<host schema>_lookup), both through vars; the host's own model stays in the host
+    schema."""
 
     def __init__(self, name: str, workdir: Path) -> None:
         super().__init__(name, workdir)
         self.project_dir = HOST
+        self.host_schema = self.schema
 
     def dbt(self, *args: str, vars: dict | None = None, ok: bool = True) -> dbtRunnerResult:
-        return super().dbt(
-            *args, vars={**(vars or {}), "visitor_lookup__events_path": str(self.events_dir)}, ok=ok
-        )
+        self.schema = self.host_schema  # the target's schema, as the host's profile gives it
+        package_vars = {
+            "visitor_lookup__events_path": str(self.events_dir),
+            "visitor_lookup__schema": "lookup",
+        }
+        try:
+            return super().dbt(*args, vars={**(vars or {}), **package_vars}, ok=ok)
+        finally:
+            self.schema = f"{self.host_schema}_lookup"  # where the package's tables are read
 
 
 @pytest.fixture
@@ -46,7 +55,10 @@ def test_a_host_project_builds_the_package_exactly(host: HostScenario) -> None:
         assert {str(r.status) for r in result.result.results} <= {"success", "pass"}
         expected = lookup_tables(processed_events(seen).values())
         assert host.lookup_tables() == expected
-        current = {(row.visitor_cookie_id, row.user_id) for row in host.table("current_cookie_users")}
+        current = {
+            (row.visitor_cookie_id, row.user_id)
+            for row in host.spark.sql(f"select * from {host.host_schema}.current_cookie_users").collect()
+        }
         assert current == {
             (cookie, user) for cookie, user, _, _, is_current, _, _ in expected.visitor_lookup if is_current
         }

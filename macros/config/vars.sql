@@ -87,6 +87,7 @@
     {%- do visitor_lookup_var_boolean('visitor_lookup__partition_lookup_tables') -%}
     {%- do visitor_lookup_var_boolean('visitor_lookup__allow_refresh') -%}
     {%- do visitor_lookup_table_format() -%}
+    {%- do visitor_lookup_schema() -%}
     {%- do visitor_lookup_check_partition_prefix() -%}
 {% endmacro %}
 

@@ -1,7 +1,7 @@
 {#-
-    What differs between the table formats the models are written in.
-    Iceberg on every target but Delta ones; the file_format config in
-    dbt_project.yml applies the same rule (dbt_project.yml cannot call macros).
+    What differs between the table formats the models are written in, and
+    where the models go: each model's config() calls visitor_lookup_schema
+    and visitor_lookup_table_format (or visitor_lookup_scratch_file_format).
 -#}
 
 {% macro visitor_lookup_table_format() %}
@@ -17,6 +17,20 @@
         ) }}
     {%- endif -%}
     {{ return(chosen or ('delta' if 'delta' in target.name or target.type == 'databricks' else 'iceberg')) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_schema() %}
+    {#- The models' custom schema: visitor_lookup__schema, or none (the target's schema) when it is empty. -#}
+    {%- set chosen = var('visitor_lookup__schema') | string | trim -%}
+    {%- set foreign = chosen | lower | list | reject('in', 'abcdefghijklmnopqrstuvwxyz0123456789_') | list -%}
+    {%- if foreign -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var visitor_lookup__schema must be empty or a name of letters, digits and "
+            ~ "underscores, got '" ~ chosen ~ "'."
+        ) }}
+    {%- endif -%}
+    {{ return(chosen or none) }}
 {% endmacro %}
 
 

@@ -10,6 +10,8 @@
 -#}
 {{
     config(
+        schema=visitor_lookup_schema(),
+        file_format=visitor_lookup_table_format(),
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         partition_by=visitor_lookup_lookup_partition_by(),
         tblproperties=visitor_lookup_lookup_table_properties(),

@@ -10,6 +10,8 @@
 {{
     config(
         materialized='incremental',
+        schema=visitor_lookup_schema(),
+        file_format=visitor_lookup_table_format(),
         alias='incremental_manifest',
         incremental_strategy='action_merge',
         unique_key='model',

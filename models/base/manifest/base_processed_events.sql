@@ -9,6 +9,8 @@
 {{
     config(
         materialized='incremental',
+        schema=visitor_lookup_schema(),
+        file_format=visitor_lookup_table_format(),
         alias='processed_events',
         incremental_strategy='action_merge',
         action_merge_append_inserts=true,

@@ -9,7 +9,7 @@
     succeeded again, so the next runs repair them. Events a run merely reads
     again (lookback, re-delivery) change nothing and touch no cookie.
 -#}
-{{ config(materialized='table', file_format=visitor_lookup_scratch_file_format()) }}
+{{ config(materialized='table', schema=visitor_lookup_schema(), file_format=visitor_lookup_scratch_file_format()) }}
 
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) %}
 

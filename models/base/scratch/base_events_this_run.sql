@@ -6,6 +6,7 @@
 {{
     config(
         materialized='table',
+        schema=visitor_lookup_schema(),
         file_format=visitor_lookup_scratch_file_format(),
         post_hook="{{ visitor_lookup_log_window(this) }}",
     )

@@ -4,7 +4,7 @@
     (dbt run --select base_new_event_limits) to see the state: nothing else
     changes.
 -#}
-{{ config(materialized='table', file_format=visitor_lookup_scratch_file_format()) }}
+{{ config(materialized='table', schema=visitor_lookup_schema(), file_format=visitor_lookup_scratch_file_format()) }}
 
 {%- set manifest = ref('base_incremental_manifest') -%}
 {%- if execute -%}

@@ -1,0 +1,34 @@
+{% macro spark__get_where_subquery(relation) %}
+    {#-
+        dbt's filter of a tested relation by the test's where config, with
+        two markers the project's tests use, resolved when the test runs (so
+        they follow visitor_lookup__test_scope however it is set, and the
+        schema the models are in):
+          __visitor_lookup_touched_cookies__  the rows of the cookies the
+                                              latest run changed
+          __visitor_lookup_stored_events__    the rows of the event ids the
+                                              latest run stored
+        With visitor_lookup__test_scope 'all', either marker means every row.
+        dbt looks for this macro through its dispatch order: first in the
+        root project, in a host project once its dispatch config names this
+        package. It runs in its caller's namespace, so it calls no macro of
+        this package.
+    -#}
+    {%- set where = config.get('where', '') -%}
+    {%- set markers = {
+        '__visitor_lookup_touched_cookies__':
+            'visitor_cookie_id in (select visitor_cookie_id from '
+            ~ relation.schema ~ '.base_cookie_changes_this_run)',
+        '__visitor_lookup_stored_events__':
+            'event_id in (select event_id from ' ~ relation.schema ~ '.processed_events where run_number = '
+            ~ '(select max(run_number) from ' ~ relation.schema ~ '.processed_events))',
+    } -%}
+    {%- if where in markers and var('visitor_lookup__test_scope', 'changed') == 'all' -%}
+        {{ return(relation) }}
+    {%- endif -%}
+    {%- set filter = markers.get(where, where) -%}
+    {%- if not filter -%}
+        {{ return(relation) }}
+    {%- endif -%}
+    {{ return('(select * from ' ~ relation ~ ' where ' ~ filter ~ ') dbt_subquery') }}
+{% endmacro %}
