@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 from pyhive import hive
 
-from visitor_lookup.cluster import Cluster, free_port, start, stop
+from visitor_lookup.cluster import Cluster, free_port, running
 
 from .conftest import Scenario
 from .reference import Raw, lookup_tables, processed_events
@@ -23,11 +28,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     local = Cluster(tmp_path_factory.mktemp("cluster"), thrift_port=free_port(), master_port=free_port())
-    start(local, timeout=240)
-    try:
+    with running(local):
         yield local
-    finally:
-        stop(local)
 
 
 class ThriftScenario(Scenario):
@@ -90,3 +92,60 @@ def test_models_compile_for_delta(cluster: Cluster, tmp_path: Path) -> None:
         assert not models[name].get("tblproperties"), name  # Iceberg's merge-on-read settings stay off
     compiled = next(scenario.target_dir.glob("compiled/**/scd/user_mapping.sql")).read_text()
     assert "max_by(user_id, event_id)" in compiled
+
+
+OWNER = """
+import sys, time
+from pathlib import Path
+from visitor_lookup.cluster import Cluster, running
+with running(Cluster(Path(sys.argv[1]), thrift_port=int(sys.argv[2]), master_port=int(sys.argv[3]))):
+    print("ready", flush=True)
+    time.sleep(600)
+"""
+
+
+def alive(pid: int) -> bool:
+    """Running, not merely a zombie no one has reaped yet."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def processes_working_under(folder: Path) -> set[int]:
+    """Processes whose working directory is inside the folder (the worker's executors)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(os.readlink(entry / "cwd")).is_relative_to(folder):
+                    found.add(int(entry.name))
+    return found
+
+
+def test_a_killed_owner_leaves_no_cluster_process(tmp_path: Path) -> None:
+    home = tmp_path / "owned"
+    ports = [str(free_port()), str(free_port())]
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(home), *ports], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert owner.stdout is not None and owner.stdout.readline().strip() == "ready"
+        started = set(json.loads((home / "pids.json").read_text()).values())
+        deadline = time.monotonic() + 60
+        while not (executors := processes_working_under(home / "work")) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert executors, "the Thrift Server's executor never started"
+        owned = started | executors
+        assert all(alive(pid) for pid in owned)
+
+        owner.send_signal(signal.SIGTERM)  # Python's default: end at once, no finally block runs
+        assert owner.wait(timeout=30) == -signal.SIGTERM
+
+        deadline = time.monotonic() + 60
+        while any(alive(pid) for pid in owned) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert not [pid for pid in owned if alive(pid)]
+    finally:
+        owner.kill()

@@ -46,7 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from visitor_lookup.cluster import Cluster, free_port, start, stop
+from visitor_lookup.cluster import Cluster, free_port, running
 from visitor_lookup.generate import SCHEMA, write_batches
 
 if TYPE_CHECKING:
@@ -172,8 +172,7 @@ class Bench:
             (events / file.name).symlink_to(file.resolve())
         cluster = Cluster(self.work / "cluster", thrift_port=free_port(), master_port=free_port())
         log("starting a standalone cluster and a Spark Thrift Server")
-        start(cluster)
-        try:
+        with running(cluster):
             # A view, not a table: like the local target's source, it lists the folder anew at every query.
             thrift_sql(
                 cluster.thrift_port,
@@ -195,8 +194,6 @@ class Bench:
                     for table, (_, columns) in COMPARED.items()
                 ),
             )
-        finally:
-            stop(cluster)
         return {
             "full": steps["full"]["wall"],
             "incremental": incremental_runs[0]["wall"],

@@ -9,6 +9,9 @@ unchanged and the work crosses a real executor.
 
     python -m visitor_lookup.cluster start [--home DIR] [--port 10000]
     python -m visitor_lookup.cluster stop  [--home DIR]
+
+From Python, `with running(cluster):` owns it: its processes end with the
+block, and with the calling process however that ends (a signal, SIGKILL).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,16 +97,48 @@ def _wait_for_port(port: int, process: subprocess.Popen, log: Path, timeout: flo
     raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout:.0f} s; see {log}")
 
 
-def _launch(cluster: Cluster, name: str, command: list[str], env: dict[str, str]) -> subprocess.Popen:
+# Runs a command so that the kernel sends it SIGTERM when the process that
+# started it ends, however it ends (SIGTERM, SIGKILL, a crash): prctl's
+# PR_SET_PDEATHSIG (1) survives the exec, and Spark's scripts exec the JVM.
+# A wrapper, not preexec_fn, which is unsafe in a process with threads (the
+# embedded Spark's). It exits if the owner ended before the setting took.
+DIE_WITH_OWNER = (
+    "import ctypes, os, signal, sys; "
+    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM); "
+    "os.getppid() == int(sys.argv[1]) or sys.exit('visitor_lookup.cluster: owner gone before start'); "
+    "os.execvp(sys.argv[2], sys.argv[2:])"
+)
+
+
+def _launch(
+    cluster: Cluster, name: str, command: list[str], env: dict[str, str], owned: bool
+) -> subprocess.Popen:
     log = cluster.home / f"{name}.log"
+    if owned:
+        command = [sys.executable, "-c", DIE_WITH_OWNER, str(os.getpid()), *command]
     with log.open("w") as output:
         return subprocess.Popen(
             command, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
 
 
-def start(cluster: Cluster, timeout: float = 240) -> None:
-    """Start master, worker and Thrift Server; return once the Thrift port answers."""
+@contextlib.contextmanager
+def running(cluster: Cluster, timeout: float = 240) -> Iterator[Cluster]:
+    """The cluster for the life of the calling process: stopped when the block ends (an exception
+    included), and by the kernel when the process ends any other way (a signal, SIGKILL)."""
+    start(cluster, timeout, owned=True)
+    try:
+        yield cluster
+    finally:
+        stop(cluster)
+
+
+def start(cluster: Cluster, timeout: float = 240, owned: bool = False) -> None:
+    """Start master, worker and Thrift Server; return once the Thrift port answers.
+
+    owned: the processes end with the calling process (see running); otherwise they outlive it, as
+    `visitor-lookup-cluster start` needs, until `stop`.
+    """
     if cluster.pid_file.exists():
         raise RuntimeError(f"a cluster is already recorded in {cluster.pid_file}; stop it first")
     prepare_spark_home()
@@ -132,6 +168,7 @@ def start(cluster: Cluster, timeout: float = 240) -> None:
                 str(cluster.master_port + 1),
             ],
             env,
+            owned,
         )
         started["master"] = master.pid
         _wait_for_port(cluster.master_port, master, cluster.home / "master.log", timeout)
@@ -152,6 +189,7 @@ def start(cluster: Cluster, timeout: float = 240) -> None:
                 str(cluster.master_port + 2),
             ],
             env,
+            owned,
         )
         started["worker"] = worker.pid
         conf = {
@@ -178,7 +216,7 @@ def start(cluster: Cluster, timeout: float = 240) -> None:
             "hive.server2.thrift.bind.host=127.0.0.1",
             "spark-internal",
         ]
-        thrift = _launch(cluster, "thrift", submit, env)
+        thrift = _launch(cluster, "thrift", submit, env, owned)
         started["thrift"] = thrift.pid
         _wait_for_port(cluster.thrift_port, thrift, cluster.home / "thrift.log", timeout)
     except BaseException:
