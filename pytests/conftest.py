@@ -70,7 +70,7 @@ class Scenario:
 
     # -- dbt -----------------------------------------------------------------
     def dbt(self, *args: str, vars: dict | None = None, ok: bool = True) -> dbtRunnerResult:
-        os.environ["VISITOR_LOOKUP_SCHEMA"] = self.schema
+        os.environ["VISITOR_LOOKUP_SCHEMA"] = self.target_schema
         os.environ["VISITOR_LOOKUP_EVENTS_PATH"] = str(self.events_dir)
         self.log_lines = []
         command = [
@@ -90,6 +90,11 @@ class Scenario:
             tail = "\n".join(self.log_lines[-40:])
             raise AssertionError(f"dbt {' '.join(args)} success={result.success}, wanted {ok}:\n{tail}")
         return result
+
+    @property
+    def target_schema(self) -> str:
+        """The schema dbt's target names; the models are built in it (`schema`, where they are read)."""
+        return self.schema
 
     def logged(self, fragment: str) -> list[str]:
         return [line for line in self.log_lines if fragment in line]

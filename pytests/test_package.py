@@ -23,17 +23,18 @@ class HostScenario(Scenario):
         super().__init__(name, workdir)
         self.project_dir = HOST
         self.host_schema = self.schema
+        self.schema = f"{self.host_schema}_lookup"  # visitor_lookup__schema below
+
+    @property
+    def target_schema(self) -> str:
+        return self.host_schema
 
     def dbt(self, *args: str, vars: dict | None = None, ok: bool = True) -> dbtRunnerResult:
-        self.schema = self.host_schema  # the target's schema, as the host's profile gives it
         package_vars = {
             "visitor_lookup__events_path": str(self.events_dir),
             "visitor_lookup__schema": "lookup",
         }
-        try:
-            return super().dbt(*args, vars={**(vars or {}), **package_vars}, ok=ok)
-        finally:
-            self.schema = f"{self.host_schema}_lookup"  # where the package's tables are read
+        return super().dbt(*args, vars={**(vars or {}), **package_vars}, ok=ok)
 
 
 @pytest.fixture

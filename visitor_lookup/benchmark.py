@@ -127,6 +127,20 @@ def thrift_sql(port: int, *statements: str) -> None:
             cursor.execute(statement)
 
 
+def measured_steps(steps: dict[str, dict], incremental_runs: list[dict]) -> dict:
+    """Wall seconds of each step and each incremental run (the first also as `incremental`), and dbt's time
+    per node of each, as the JSON keeps them."""
+    return {
+        **{step: measured["wall"] for step, measured in steps.items()},
+        "incremental": incremental_runs[0]["wall"],
+        "incremental_runs": [measured["wall"] for measured in incremental_runs],
+        "nodes": {
+            **{step: measured["nodes"] for step, measured in steps.items()},
+            "incremental_runs": [measured["nodes"] for measured in incremental_runs],
+        },
+    }
+
+
 class Bench:
     def __init__(self, root: Path, work: Path, span_days: int, extra_vars: dict) -> None:
         self.root = root
@@ -163,6 +177,19 @@ class Bench:
         log(f"{label} ({schema}): {wall:.1f} s")
         return {"wall": wall, "nodes": nodes}
 
+    def build_then_runs(
+        self, label: str, schema: str, events: Path, batches: list[Path], thrift: int = 0
+    ) -> tuple[dict, list[dict]]:
+        """The full build, then one incremental run per batch of new events dropped into `events`."""
+        full = self.dbt(f"{label}full build", schema, events, "run", thrift=thrift)
+        incremental_runs = []
+        for run, fresh in enumerate(batches, start=1):
+            shutil.copy(fresh, events / fresh.name)
+            incremental_runs.append(
+                self.dbt(f"{label}incremental run {run}", schema, events, "run", thrift=thrift)
+            )
+        return full, incremental_runs
+
     def on_thrift(self, size: int, history_files: list[Path], batches: list[Path]) -> dict:
         """Full build and incremental runs on the thrift target; its tables exported as Parquet to check."""
         schema = f"thrift_{size}"
@@ -179,12 +206,9 @@ class Bench:
                 f"create database if not exists {schema}_web",
                 f"create view {schema}_web.pageviews as select * from parquet.`{events}`",
             )
-            steps = {"full": self.dbt("thrift full build", schema, events, "run", thrift=cluster.thrift_port)}
-            incremental_runs = []
-            for run, fresh in enumerate(batches, start=1):
-                shutil.copy(fresh, events / fresh.name)
-                label = f"thrift incremental run {run}"
-                incremental_runs.append(self.dbt(label, schema, events, "run", thrift=cluster.thrift_port))
+            full, incremental_runs = self.build_then_runs(
+                "thrift ", schema, events, batches, cluster.thrift_port
+            )
             exported = self.work / schema / "exported"
             thrift_sql(
                 cluster.thrift_port,
@@ -194,36 +218,26 @@ class Bench:
                     for table, (_, columns) in COMPARED.items()
                 ),
             )
-        return {
-            "full": steps["full"]["wall"],
-            "incremental": incremental_runs[0]["wall"],
-            "incremental_runs": [measured["wall"] for measured in incremental_runs],
-            "exported": str(exported),
-            "nodes": {
-                "full": steps["full"]["nodes"],
-                "incremental_runs": [measured["nodes"] for measured in incremental_runs],
-            },
-        }
+        return {**measured_steps({"full": full}, incremental_runs), "exported": str(exported)}
 
     def history(self, size: int, days: int, new_count: int, seed: int, runs: int, thrift: bool) -> dict:
         schema = f"bench_{size}"
         events = self.work / schema / "events"
         history_files = history_events(self.work.parent / "cache", events, size, days, seed)
-        steps = {"full": self.dbt("full build", schema, events, "run")}
         incoming = self.work / schema / "incoming"
         batches = [
             new_events(history_files[-1], incoming, new_count, seed + run, run) for run in range(1, runs + 1)
         ]
-        incremental_runs = []
-        for run, fresh in enumerate(batches, start=1):
-            shutil.copy(fresh, events / fresh.name)
-            incremental_runs.append(self.dbt(f"incremental run {run}", schema, events, "run"))
-        steps["test"] = self.dbt("dbt test", schema, events, "test")
-        steps["no_new_data"] = self.dbt("no new data", schema, events, "run")
+        full, incremental_runs = self.build_then_runs("", schema, events, batches)
         peer_schema = f"peer_{size}"
-        steps["peer_full_rebuild"] = self.dbt(
-            "peer full rebuild", peer_schema, events, "run", project=PEER_PROJECT
-        )
+        steps = {
+            "full": full,
+            "test": self.dbt("dbt test", schema, events, "test"),
+            "no_new_data": self.dbt("no new data", schema, events, "run"),
+            "peer_full_rebuild": self.dbt(
+                "peer full rebuild", peer_schema, events, "run", project=PEER_PROJECT
+            ),
+        }
         on_thrift = self.on_thrift(size, history_files, batches) if thrift else None
         checked = subprocess.run(
             [
@@ -236,15 +250,9 @@ class Bench:
             text=True,
         )
         return {
-            **{step: measured["wall"] for step, measured in steps.items()},
-            "incremental": incremental_runs[0]["wall"],
-            "incremental_runs": [measured["wall"] for measured in incremental_runs],
+            **measured_steps(steps, incremental_runs),
             **json.loads(checked.stdout.strip().splitlines()[-1]),
             **({"thrift": on_thrift} if on_thrift else {}),
-            "nodes": {
-                **{step: measured["nodes"] for step, measured in steps.items()},
-                "incremental_runs": [measured["nodes"] for measured in incremental_runs],
-            },
         }
 
 

@@ -17,17 +17,13 @@
         {{ return('') }}
     {%- endif -%}
     {%- set refreshed = [] -%}
-    {%- for node in graph.nodes.values()
-        if node.unique_id in selected_resources and visitor_lookup_incremental_tag() in node.tags -%}
-        {%- do refreshed.append(node.name) -%}
+    {%- for name in visitor_lookup_incremental_models() + ['base_incremental_manifest']
+        if ('model.visitor_lookup.' ~ name) in selected_resources -%}
+        {%- do refreshed.append('the manifest' if name == 'base_incremental_manifest' else name) -%}
     {%- endfor -%}
-    {%- set manifest_selected = graph.nodes.values()
-        | selectattr('name', 'equalto', 'base_incremental_manifest')
-        | selectattr('unique_id', 'in', selected_resources) | list -%}
-    {%- if refreshed or manifest_selected -%}
+    {%- if refreshed -%}
         {{ exceptions.raise_compiler_error(
-            "Visitor lookup: --full-refresh would drop and rebuild "
-            ~ (refreshed | sort + (['the manifest'] if manifest_selected else [])) | join(', ')
+            "Visitor lookup: --full-refresh would drop and rebuild " ~ refreshed | join(', ')
             ~ " from the raw events. If every raw event since visitor_lookup__start_date is still "
             ~ "there, run again with --vars '{\"visitor_lookup__allow_refresh\": true}'."
         ) }}
