@@ -3,6 +3,11 @@
 Each test is a scenario with its own schema (its own directory under the
 suite's warehouse) and its own events folder; dbt runs in-process through
 dbtRunner and its log lines are captured for assertions.
+
+The tables' format is a property of that one Spark (its catalog and SQL
+extension), so a pytest run covers one format: `--table-format iceberg`
+(the default, target local) or `delta` (target local_delta); bin/test runs
+the suite once per format.
 """
 
 from __future__ import annotations
@@ -38,6 +43,26 @@ INCREMENTAL_MODELS = (
 
 os.environ["TZ"] = "UTC"
 time.tzset()
+
+TARGETS = {"iceberg": "local", "delta": "local_delta"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--table-format",
+        choices=sorted(TARGETS),
+        default="iceberg",
+        help="the format the models write in this run (one embedded Spark per run, so one format)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ["VISITOR_LOOKUP_TARGET"] = TARGETS[config.getoption("--table-format")]
+
+
+def table_format() -> str:
+    """The format of this run's tables: iceberg or delta."""
+    return "delta" if os.environ["VISITOR_LOOKUP_TARGET"] == TARGETS["delta"] else "iceberg"
 
 
 def ts(text: str) -> dt.datetime:
@@ -151,21 +176,80 @@ class Scenario:
     def table_replaced_by_incompatible_one(self, name: str) -> Iterator[None]:
         """Someone changed a table under us: merges into it fail until the block ends."""
         self.sql(f"alter table {{schema}}.{name} rename to {{schema}}.{name}_saved")
-        self.sql(f"create table {{schema}}.{name} (visitor_cookie_id string, injected string) using iceberg")
+        columns = "visitor_cookie_id string, injected string"
+        self.sql(f"create table {{schema}}.{name} ({columns}) using {table_format()}")
         try:
             yield
         finally:
             self.sql(f"drop table {{schema}}.{name}")
             self.sql(f"alter table {{schema}}.{name}_saved rename to {{schema}}.{name}")
 
+    def current_version(self, name: str) -> int:
+        """The table's current Iceberg snapshot id or Delta version, for restore_version."""
+        if table_format() == "delta":
+            (row,) = self.sql(f"describe history {{schema}}.{name} limit 1")
+            return row.version
+        (row,) = self.sql(f"select snapshot_id from spark_catalog.{{schema}}.{name}.refs where name = 'main'")
+        return row.snapshot_id
+
+    def restore_version(self, name: str, version: int) -> None:
+        """Put the table back as it was at that version (time travel, a new commit)."""
+        if table_format() == "delta":
+            self.sql(f"restore table {{schema}}.{name} to version as of {version}")
+        else:
+            self.sql(f"call spark_catalog.system.rollback_to_snapshot('{{schema}}.{name}', {version})")
+
+    def is_partitioned(self, name: str) -> bool:
+        if table_format() == "delta":
+            (detail,) = self.sql(f"describe detail {{schema}}.{name}")
+            return bool(detail.partitionColumns)
+        (row,) = self.sql(f"select count(*) as partitions from {{schema}}.{name}.partitions")
+        return row.partitions > 1
+
+    def data_files_and_deletes(self, name: str) -> tuple[int, int]:
+        """A table's live data files, and its files of deleted rows: Iceberg's delete files, or the
+        data files that carry a Delta deletion vector."""
+        if table_format() == "delta":
+            (detail,) = self.sql(f"describe detail {{schema}}.{name}")
+            actions = (
+                self.spark.read.schema(
+                    "add struct<path: string, deletionVector: struct<storageType: string>>, "
+                    "remove struct<path: string>"
+                )
+                .json(f"{detail.location}/_delta_log/*.json")
+                .selectExpr(
+                    "cast(regexp_extract(input_file_name(), '([0-9]+)[.]json$', 1) as bigint) as version",
+                    "coalesce(add.path, remove.path) as path",
+                    "add is not null as added",
+                    "add.deletionVector is not null as with_deletes",
+                )
+                .where("path is not null")
+                .collect()
+            )
+            live: dict[str, bool] = {}  # in commit order; in one commit a remove comes before its add
+            for action in sorted(actions, key=lambda action: (action.version, action.added)):
+                if action.added:
+                    live[action.path] = action.with_deletes
+                else:
+                    live.pop(action.path, None)
+            return len(live), sum(live.values())
+        (row,) = self.sql(
+            f"select count_if(content = 0) as files, count_if(content != 0) as deletes"
+            f" from spark_catalog.{{schema}}.{name}.files"
+        )
+        return row.files, row.deletes
+
     def table_version(self, name: str) -> tuple:
-        """Changes with any write to the table, or a drop and re-create: its Iceberg snapshots, or for
-        a Parquet table (the per-run tables) its creation time and data files."""
+        """Changes with any write to the table, or a drop and re-create: its Iceberg snapshots or Delta
+        commits, or for a Parquet table (the per-run tables) its creation time and data files."""
         described = self.sql(f"describe table extended {{schema}}.{name}")
         details = {row.col_name: row.data_type for row in described}
         if details.get("Provider") == "iceberg":
             query = f"select snapshot_id from spark_catalog.{{schema}}.{name}.snapshots"
             return ("iceberg", frozenset(row.snapshot_id for row in self.sql(query)))
+        if details.get("Provider") == "delta":
+            commits = self.sql(f"describe history {{schema}}.{name}")
+            return ("delta", frozenset((row.version, row.timestamp) for row in commits))
         files = self.sql(f"select distinct input_file_name() as file from {{schema}}.{name}")
         return (details.get("Provider"), details.get("Created Time"), frozenset(row.file for row in files))
 

@@ -70,8 +70,7 @@ def test_random_batches_equal_the_reference_after_every_run(
         seen += batch
         scenario.dbt("run", vars=run_vars)
         assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
-    (spec,) = scenario.sql("select count(*) as partitions from {schema}.user_mapping.partitions")
-    assert (spec.partitions > 1) == partitioned
+    assert scenario.is_partitioned("user_mapping") == partitioned
     scenario.dbt("test", vars={**run_vars, "visitor_lookup__test_scope": "all"})
     incremental = scenario.lookup_tables()
 
@@ -97,12 +96,7 @@ def test_fragmented_lookup_tables_are_compacted_and_keep_their_rows(scenario: Sc
         compacted += scenario.logged("Visitor lookup: compacted ")
         assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
         for name in lookup:
-            (layout,) = scenario.sql(
-                f"select count(*) as files, count_if(content != 0) as delete_files,"
-                f" (select count(*) from {scenario.schema}.{name}.partitions) as partitions"
-                f" from {scenario.schema}.{name}.files"
-            )
-            assert layout.files == layout.partitions and layout.delete_files == 0, (name, layout)
+            assert scenario.data_files_and_deletes(name) == (1, 0), name  # unpartitioned: one file
     for name in lookup:
         assert any(f"compacted {scenario.schema}.{name}: " in line for line in compacted), (name, compacted)
     scenario.dbt("test", vars=compact_vars)
@@ -148,10 +142,7 @@ def test_a_run_that_died_before_on_run_end_is_repaired_and_rereads_touch_nothing
     scenario.write_events(first)
     scenario.dbt("run", vars=VARS)
     manifest = scenario.manifest()
-    (current,) = scenario.sql(
-        "select snapshot_id from spark_catalog.{schema}.incremental_manifest.history "
-        "where is_current_ancestor order by made_current_at desc limit 1"
-    )
+    version = scenario.current_version("incremental_manifest")
 
     second = [
         Raw("b1", "c1", "bob", ts("2026-01-02 12:00"), ts("2026-01-06 10:00")),
@@ -163,10 +154,7 @@ def test_a_run_that_died_before_on_run_end_is_repaired_and_rereads_touch_nothing
     # process dies before on-run-end: the manifest stays as it was
     with scenario.table_replaced_by_incompatible_one("first_dates"):
         scenario.dbt("run", vars=VARS, ok=False)
-    scenario.sql(
-        "call spark_catalog.system.rollback_to_snapshot("
-        f"'{{schema}}.incremental_manifest', {current.snapshot_id})"
-    )
+    scenario.restore_version("incremental_manifest", version)
     assert scenario.manifest() == manifest
 
     # the next run reads those events again; they are stored already, but by

@@ -18,7 +18,7 @@ from pyhive import hive
 
 from visitor_lookup.cluster import Cluster, free_port, running
 
-from .conftest import Scenario
+from .conftest import Scenario, table_format
 from .reference import Raw, lookup_tables, processed_events
 from .test_lookup_properties import VARS, random_arrivals
 
@@ -27,22 +27,28 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    local = Cluster(tmp_path_factory.mktemp("cluster"), thrift_port=free_port(), master_port=free_port())
+    local = Cluster(
+        tmp_path_factory.mktemp("cluster"),
+        thrift_port=free_port(),
+        master_port=free_port(),
+        table_format=table_format(),
+    )
     with running(local):
         yield local
 
 
 class ThriftScenario(Scenario):
-    """A scenario whose dbt target is the Thrift Server and whose events are an Iceberg table."""
+    """A scenario whose dbt target is the Thrift Server and whose events are a table of its format."""
 
     def __init__(self, name: str, workdir: Path, cluster: Cluster) -> None:
         super().__init__(name, workdir)
         self.port = cluster.thrift_port
+        self.target = cluster.dbt_target
         self.events_schema = f"{self.schema}_web"
         self.sql(f"create database if not exists {self.events_schema}")
         self.sql(
             f"create table {self.events_schema}.pageviews (event_id string, visitor_cookie_id string, "
-            "user_id string, landed timestamp, loaded_at timestamp) using iceberg"
+            f"user_id string, landed timestamp, loaded_at timestamp) using {table_format()}"
         )
 
     def write_events(self, events: Iterable[Raw]) -> Path:
@@ -50,10 +56,10 @@ class ThriftScenario(Scenario):
         self.sql(f"insert into {self.events_schema}.pageviews select * from parquet.`{path}`")
         return path
 
-    def dbt(self, *args: str, vars: dict | None = None, ok: bool = True, target: str = "thrift"):
+    def dbt(self, *args: str, vars: dict | None = None, ok: bool = True):
         os.environ["VISITOR_LOOKUP_THRIFT_PORT"] = str(self.port)
         run_vars = {**(vars or {}), "visitor_lookup__events_schema": self.events_schema}
-        return super().dbt(*args, "--target", target, vars=run_vars, ok=ok)
+        return super().dbt(*args, "--target", self.target, vars=run_vars, ok=ok)
 
     def sql(self, query: str) -> list[tuple]:
         with hive.connect(host="127.0.0.1", port=self.port, username="dbt") as connection:
@@ -78,20 +84,6 @@ def test_pipeline_and_tests_through_the_thrift_server(cluster: Cluster, tmp_path
         assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
     scenario.dbt("test", vars=VARS)
     assert scenario.logged("Done. PASS=")
-
-
-def test_models_compile_for_delta(cluster: Cluster, tmp_path: Path) -> None:
-    scenario = ThriftScenario("delta_compile", tmp_path, cluster)
-    scenario.dbt("compile", vars=VARS, target="delta")
-    manifest = json.loads((scenario.target_dir / "manifest.json").read_text())
-    models = {n["name"]: n["config"] for n in manifest["nodes"].values() if n["resource_type"] == "model"}
-    persisted = {name: config for name, config in models.items() if config["materialized"] != "view"}
-    assert {config["file_format"] for config in persisted.values()} == {"delta"}
-    for name in ("first_dates", "user_mapping", "visitor_lookup_spans"):
-        assert models[name]["incremental_strategy"] == "action_merge"
-        assert not models[name].get("tblproperties"), name  # Iceberg's merge-on-read settings stay off
-    compiled = next(scenario.target_dir.glob("compiled/**/scd/user_mapping.sql")).read_text()
-    assert "max_by(user_id, event_id)" in compiled
 
 
 OWNER = """

@@ -2,8 +2,9 @@
 
 For a history of H events over 30 days and one of scale x H over scale x 30
 days (the same traffic, kept longer; one Parquet file per day of loads), on
-the local target, each step a fresh process as an orchestrator runs it (JVM
-start and dbt parsing included):
+the local target (Iceberg tables; local_delta with --format delta), each
+step a fresh process as an orchestrator runs it (JVM start and dbt parsing
+included):
 
 * full build: `dbt run` on the history (state 1, one window);
 * incremental: new events equal to new_share x H (a tenth of them late:
@@ -14,7 +15,7 @@ start and dbt parsing included):
 * peer: the naive full rebuild (visitor_lookup/naive_rebuild, a dbt project
   of four plain window-function models into Parquet tables) on the same events;
 * with --thrift, for H only: the full build and the same incremental runs on
-  the thrift target, against a local standalone cluster and Spark Thrift
+  the thrift target (delta with --format delta), against a local standalone cluster and Spark Thrift
   Server started for the purpose (visitor_lookup.cluster), reading the same
   Parquet files through a view.
 
@@ -24,6 +25,7 @@ Spark job that reads the first batch of new events and groups them by cookie.
 Every step's ratio to the peer of the same history is printed beside it.
 
     bin/benchmark [--history 1000000] [--scale 10] [--new-share 0.01] [--runs 1] [--vars JSON] [--thrift]
+                  [--format iceberg|delta]
 """
 
 from __future__ import annotations
@@ -46,13 +48,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from visitor_lookup.cluster import Cluster, free_port, running
+from visitor_lookup.cluster import THRIFT_TARGETS, Cluster, free_port, running
 from visitor_lookup.generate import SCHEMA, write_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 END = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+# The embedded target for each table format (profiles/profiles.yml).
+LOCAL_TARGETS = {"iceberg": "local", "delta": "local_delta"}
 DAYS = 30  # of history H; a history of scale x H spans scale x DAYS
 PEER_PROJECT = Path(__file__).with_name("naive_rebuild")
 # Our table and the peer's with the same contract columns (spec §4), compared row for row.
@@ -142,10 +146,11 @@ def measured_steps(steps: dict[str, dict], incremental_runs: list[dict]) -> dict
 
 
 class Bench:
-    def __init__(self, root: Path, work: Path, span_days: int, extra_vars: dict) -> None:
+    def __init__(self, root: Path, work: Path, span_days: int, extra_vars: dict, table_format: str) -> None:
         self.root = root
         self.work = work
         self.vars = json.dumps({**run_vars(span_days), **extra_vars})
+        self.table_format = table_format
 
     def dbt(
         self, label: str, schema: str, events: Path, *args: str, project: Path | None = None, thrift: int = 0
@@ -161,7 +166,10 @@ class Bench:
         env = {**os.environ, "VISITOR_LOOKUP_SCHEMA": schema, "VISITOR_LOOKUP_EVENTS_PATH": str(events)}
         run_vars = self.vars
         if thrift:
-            env |= {"VISITOR_LOOKUP_TARGET": "thrift", "VISITOR_LOOKUP_THRIFT_PORT": str(thrift)}
+            env |= {
+                "VISITOR_LOOKUP_TARGET": THRIFT_TARGETS[self.table_format],
+                "VISITOR_LOOKUP_THRIFT_PORT": str(thrift),
+            }
             run_vars = json.dumps({**json.loads(self.vars), "visitor_lookup__events_schema": f"{schema}_web"})
         command = ["dbt", *args, "--vars", run_vars, "--project-dir", str(project)]
         command += ["--target-path", str(target), "--log-path", str(logfile.parent / f"{schema}-dbt")]
@@ -197,7 +205,12 @@ class Bench:
         events.mkdir(parents=True)
         for file in history_files:
             (events / file.name).symlink_to(file.resolve())
-        cluster = Cluster(self.work / "cluster", thrift_port=free_port(), master_port=free_port())
+        cluster = Cluster(
+            self.work / "cluster",
+            thrift_port=free_port(),
+            master_port=free_port(),
+            table_format=self.table_format,
+        )
         log("starting a standalone cluster and a Spark Thrift Server")
         with running(cluster):
             # A view, not a table: like the local target's source, it lists the folder anew at every query.
@@ -353,6 +366,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--thrift", action="store_true", help="also run H on the thrift target (on a local cluster)"
     )
+    parser.add_argument(
+        "--format", choices=sorted(LOCAL_TARGETS), default="iceberg", help="the table format of our models"
+    )
     parser.add_argument("--check", help=argparse.SUPPRESS)
     parser.add_argument("--peer", help=argparse.SUPPRESS)
     parser.add_argument("--floor-events", type=Path, help=argparse.SUPPRESS)
@@ -364,13 +380,14 @@ def main(argv: list[str] | None = None) -> None:
     root = Path.cwd()
     work = root / "benchmarks" / "work"
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(work / "warehouse")
+    os.environ["VISITOR_LOOKUP_TARGET"] = LOCAL_TARGETS[args.format]
     if args.check:
         checked = check(args.check, args.peer, args.floor_events, json.dumps(args.vars), args.thrift_export)
         print(json.dumps(checked))
         return
     shutil.rmtree(work, ignore_errors=True)
     (work / "warehouse").mkdir(parents=True)
-    bench = Bench(root, work, DAYS * args.scale + 1, args.vars)
+    bench = Bench(root, work, DAYS * args.scale + 1, args.vars, args.format)
     new_count = max(1, int(args.history * args.new_share))
     sizes = [args.history, args.history * args.scale]
     results = {
@@ -401,7 +418,7 @@ def main(argv: list[str] | None = None) -> None:
         thrift_ratio = small["thrift"]["incremental"] / small["incremental"]
         targets["thrift incremental <= 1.5 x local (H)"] = thrift_ratio <= 1.5
         targets["thrift tables equal local's (H)"] = not any(small["rows_differing_from_thrift"].values())
-    print(f"\n{'step':<30}{'history':>12}{'wall s':>9}{'x peer':>8}")
+    print(f"\n{args.format} tables\n{'step':<30}{'history':>12}{'wall s':>9}{'x peer':>8}")
     for step, size, wall, ratio in report_table(results, new_count, args.runs):
         print(f"{step:<30}{size:>12,}{wall:>9.1f}{ratio:>8.2f}")
     print()
@@ -416,6 +433,7 @@ def main(argv: list[str] | None = None) -> None:
     report = {
         "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
+        "table_format": args.format,
         "history": args.history,
         "scale": args.scale,
         "new_events": new_count,

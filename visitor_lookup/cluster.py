@@ -3,11 +3,12 @@
 A standalone master, one worker and a Spark Thrift Server (HiveThriftServer2)
 submitted to that master, all from the installed pyspark, all bound to
 127.0.0.1. The Thrift Server gets the Spark settings of the `local` profile
-output (Iceberg through the Hive session catalog, UTC, Derby metastore), with
-its warehouse under the cluster's own folder, so the same models run on it
-unchanged and the work crosses a real executor.
+output (Iceberg through the Hive session catalog, UTC, Derby metastore), or
+with ``--format delta`` those of the `local_delta` output (Delta's catalog),
+with its warehouse under the cluster's own folder, so the same models run on
+it unchanged and the work crosses a real executor.
 
-    python -m visitor_lookup.cluster start [--home DIR] [--port 10000]
+    python -m visitor_lookup.cluster start [--home DIR] [--port 10000] [--format delta]
     python -m visitor_lookup.cluster stop  [--home DIR]
 
 From Python, `with running(cluster):` owns it: its processes end with the
@@ -36,6 +37,8 @@ import yaml
 from visitor_lookup.spark_home import prepare_spark_home
 
 PROFILES = Path(__file__).resolve().parents[1] / "profiles" / "profiles.yml"
+# The profile's thrift output for each table format.
+THRIFT_TARGETS = {"iceberg": "thrift", "delta": "delta"}
 # Settings of the local output that belong to the embedded session only.
 SESSION_ONLY = {"spark.master", "spark.app.name", "spark.driver.memory", "spark.driver.extraJavaOptions"}
 
@@ -47,6 +50,12 @@ class Cluster:
     master_port: int = 7077
     worker_cores: int = 2
     worker_memory: str = "4g"
+    table_format: str = "iceberg"
+
+    @property
+    def dbt_target(self) -> str:
+        """The profile's thrift output for this cluster's table format."""
+        return THRIFT_TARGETS[self.table_format]
 
     @property
     def master_url(self) -> str:
@@ -64,8 +73,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def thrift_server_conf(warehouse: Path) -> dict[str, str]:
-    """The local profile's Spark settings, rendered for a warehouse folder."""
+def thrift_server_conf(warehouse: Path, table_format: str = "iceberg") -> dict[str, str]:
+    """The Spark settings of the embedded output for the table format, rendered for a warehouse folder."""
+    output = {"iceberg": "local", "delta": "local_delta"}[table_format]
     outputs = yaml.safe_load(PROFILES.read_text())["visitor_lookup"]["outputs"]
 
     def env_var(name: str, default: str | None = None) -> str:
@@ -79,7 +89,7 @@ def thrift_server_conf(warehouse: Path) -> dict[str, str]:
     environment = jinja2.Environment()
     return {
         key: environment.from_string(str(value)).render(env_var=env_var)
-        for key, value in outputs["local"]["server_side_parameters"].items()
+        for key, value in outputs[output]["server_side_parameters"].items()
         if key not in SESSION_ONLY
     }
 
@@ -104,7 +114,8 @@ def _wait_for_port(port: int, process: subprocess.Popen, log: Path, timeout: flo
 # embedded Spark's). It exits if the owner ended before the setting took.
 DIE_WITH_OWNER = (
     "import ctypes, os, signal, sys; "
-    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM); "
+    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM) == 0 "
+    "or sys.exit('visitor_lookup.cluster: prctl(PR_SET_PDEATHSIG) failed'); "
     "os.getppid() == int(sys.argv[1]) or sys.exit('visitor_lookup.cluster: owner gone before start'); "
     "os.execvp(sys.argv[2], sys.argv[2:])"
 )
@@ -193,7 +204,7 @@ def start(cluster: Cluster, timeout: float = 240, owned: bool = False) -> None:
         )
         started["worker"] = worker.pid
         conf = {
-            **thrift_server_conf(cluster.home / "warehouse"),
+            **thrift_server_conf(cluster.home / "warehouse", cluster.table_format),
             "spark.driver.extraJavaOptions": f"-Dderby.stream.error.file={cluster.home / 'derby.log'}",
             "spark.executor.memory": "2g",
             "spark.cores.max": str(cluster.worker_cores),
@@ -260,13 +271,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("action", choices=["start", "stop"])
     parser.add_argument("--home", type=Path, default=Path("warehouse/cluster"), help="logs, pids, tables")
     parser.add_argument("--port", type=int, default=10000, help="Thrift Server port")
+    parser.add_argument("--format", choices=["iceberg", "delta"], default="iceberg", help="table format")
     args = parser.parse_args(argv)
-    cluster = Cluster(args.home.resolve(), thrift_port=args.port)
+    cluster = Cluster(args.home.resolve(), thrift_port=args.port, table_format=args.format)
     if args.action == "start":
         start(cluster)
         print(
             f"Thrift Server on 127.0.0.1:{cluster.thrift_port}, master {cluster.master_url}; "
-            f"logs in {cluster.home}. Use: VISITOR_LOOKUP_TARGET=thrift dbt run"
+            f"logs in {cluster.home}. Use: VISITOR_LOOKUP_TARGET={cluster.dbt_target} dbt run"
         )
     else:
         stop(cluster)

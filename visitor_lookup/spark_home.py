@@ -7,12 +7,25 @@ runtime there (from the ``snowpark-connect-deps-iceberg`` package) means no
 profile carries a machine path; a log4j2 configuration there keeps dbt's
 output readable. Both live inside the virtual environment, so they are redone
 whenever that environment is rebuilt (``bin/setup``).
+
+With ``--delta``, Spark also resolves Delta's jars from Maven Central (the
+version of the installed ``delta-spark``), once, into its Ivy cache
+(``~/.ivy2``), and they are linked beside Iceberg's. Resolving them at every
+session start instead (``spark.jars.packages`` in the profile) would print
+Ivy's report on every dbt run and, offline, end a run in a Java stack trace
+that dbt cannot turn into a clear message.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.metadata
+import os
+import re
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pyspark
@@ -59,9 +72,88 @@ def prepare_spark_home() -> None:
     install_log_config()
 
 
+class JarsNotFetched(RuntimeError):
+    """Spark could not resolve Maven coordinates; the message is one line saying what to do."""
+
+
+def delta_coordinates() -> str:
+    """Delta's Maven coordinates for the installed delta-spark (Spark 3.5 is built with Scala 2.12)."""
+    try:
+        version = importlib.metadata.version("delta-spark")
+    except importlib.metadata.PackageNotFoundError:
+        raise JarsNotFetched(
+            "delta-spark is not installed: run bin/setup --delta (or pip install -e '.[delta]')"
+        ) from None
+    return f"io.delta:delta-spark_2.12:{version}"
+
+
+def fetch_jars(coordinates: str, ivy_dir: Path | None = None) -> list[Path]:
+    """Have Spark resolve Maven coordinates and their dependencies into its Ivy cache; return the jars.
+
+    Spark's own resolver does it (``spark-submit --packages``, Maven Central), so the jars are what
+    ``spark.jars.packages`` would fetch; ``ivy_dir`` is Spark's ``spark.jars.ivy`` (default ``~/.ivy2``).
+    """
+    spark_home = Path(pyspark.__file__).parent
+    ivy = ivy_dir or Path.home() / ".ivy2"
+    with tempfile.TemporaryDirectory() as scratch:
+        noop = Path(scratch) / "noop.py"
+        noop.write_text("")
+        done = subprocess.run(
+            [
+                str(spark_home / "bin" / "spark-submit"),
+                "--conf",
+                f"spark.jars.ivy={ivy}",
+                "--packages",
+                coordinates,
+                str(noop),
+            ],
+            env={**os.environ, "SPARK_HOME": str(spark_home)},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    report = done.stdout + done.stderr
+    found = re.findall(r"^\s*found (\S+)#(\S+);(\S+) in ", report, flags=re.MULTILINE)
+    jars = [ivy / "jars" / f"{group}_{artifact}-{version}.jar" for group, artifact, version in found]
+    if done.returncode != 0 or not jars or not all(jar.exists() for jar in jars):
+        missing = sorted(set(re.findall(r"unresolved dependency: (\S+);(\S+): not found", report)))
+        named = [f"{module.replace('#', ':')}:{version}" for module, version in missing]
+        what = ", ".join(named) or coordinates
+        raise JarsNotFetched(
+            f"Spark could not fetch {what} from Maven Central into {ivy}: check the network (or a proxy) "
+            f"and that delta-spark's version exists for Scala 2.12, or copy the jars of {coordinates} "
+            f"and its dependencies into {spark_home / 'jars'}"
+        )
+    return jars
+
+
+def link_jars(jars: list[Path]) -> None:
+    """Link jars into pyspark's jars folder, except those it already ships (same name and version)."""
+    folder = Path(pyspark.__file__).parent / "jars"
+    shipped = {jar.name for jar in folder.glob("*.jar") if not jar.is_symlink()}
+    for jar in jars:
+        name = jar.name.split("_", 1)[1]  # Ivy names a jar <group>_<artifact>-<version>.jar
+        if name in shipped:
+            continue
+        link = folder / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(jar)
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--delta", action="store_true", help="also fetch Delta's jars and link them")
+    args = parser.parse_args()
     prepare_spark_home()
     print(f"Iceberg runtime and logging set up in {Path(pyspark.__file__).parent}", file=sys.stderr)
+    if args.delta:
+        try:
+            coordinates = delta_coordinates()
+            link_jars(fetch_jars(coordinates))
+        except JarsNotFetched as error:
+            sys.exit(f"visitor-lookup-prepare-spark: {error}")
+        print(f"Delta ({coordinates}) set up beside it", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 {#-
     Keeping the lookup tables compact. Every merge-on-read merge adds a data
-    file and delete files (to each partition it touches, when the tables are
-    partitioned), and a run of thousands of cookies touches every partition:
+    file and delete files or deletion vectors (to each partition it touches,
+    when the tables are partitioned), and a run of thousands of cookies touches every partition:
     without compaction each run reads more small files than the last
     (docs/benchmarks.md, "What each change bought"). A post-hook of each lookup model calls
     visitor_lookup_compact_when_fragmented(this) after its merge.
@@ -15,25 +15,25 @@
     {%- if limit == 0 or action_merge_has_nothing_to_merge() -%}
         {{ return('') }}
     {%- endif -%}
-    {{ return(adapter.dispatch('compact_when_fragmented', 'visitor_lookup')(relation, limit)) }}
+    {#- Dispatched per table format (and adapter: `<adapter>__compact_when_fragmented_<format>`). -#}
+    {%- if visitor_lookup_is_delta_target() -%}
+        {{ return(adapter.dispatch('compact_when_fragmented_delta', 'visitor_lookup')(relation, limit)) }}
+    {%- endif -%}
+    {{ return(adapter.dispatch('compact_when_fragmented_iceberg', 'visitor_lookup')(relation, limit)) }}
 {% endmacro %}
 
 
-{% macro default__compact_when_fragmented(relation, limit) %}
+{% macro default__compact_when_fragmented_iceberg(relation, limit) %}
     {#-
-        Iceberg: count the table's live files (data and delete files) from
-        its metadata, and above `limit` per partition rewrite the table from
+        Count the table's live files (data and delete files) from its
+        metadata, and above `limit` per partition rewrite the table from
         itself in one INSERT OVERWRITE: no delete files, as few data files
         as Spark's write produces (one per partition when partitioned; 1 to 3
         for an unpartitioned table of 10 M events), one atomic commit (a
-        failure leaves the table as it was). Measured faster here than Iceberg's rewrite_data_files
-        procedure, which runs one Spark job per partition and leaves dangling
-        delete files behind. Delta: not done by the project; its own
-        maintenance (OPTIMIZE, auto compaction) applies, see docs/design.md.
+        failure leaves the table as it was). Measured faster here than
+        Iceberg's rewrite_data_files procedure, which runs one Spark job per
+        partition and leaves dangling delete files behind.
     -#}
-    {%- if visitor_lookup_is_delta_target() -%}
-        {{ return('') }}
-    {%- endif -%}
     {#- An unpartitioned table is one partition: its .partitions metadata table has one row. -#}
     {%- set layout = run_query(
         "select (select count(*) from " ~ relation ~ ".files) as files, "
@@ -45,11 +45,44 @@
     {%- set started = modules.datetime.datetime.now() -%}
     {%- do run_query("insert overwrite table " ~ relation ~ " select * from " ~ relation) -%}
     {%- set after = run_query("select count(*) as files from " ~ relation ~ ".files").rows[0] -%}
+    {%- do visitor_lookup_log_compaction(relation, layout['files'], layout['partitions'], limit, after['files'], started) -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro default__compact_when_fragmented_delta(relation, limit) %}
+    {#-
+        Count the table's data files from its Delta log (DESCRIBE DETAIL), and
+        above `limit` per partition run OPTIMIZE: Delta's own compaction,
+        which bins small files together and drops the rows its deletion
+        vectors mark, in one commit.
+    -#}
+    {%- set detail = run_query("describe detail " ~ relation).rows[0] -%}
+    {#- partitionColumns arrives as the text of a list, such as [] or ["vcid_first_two"]. -#}
+    {%- set partition_columns = modules.re.findall('[A-Za-z_][A-Za-z0-9_]*', detail['partitionColumns'] | string) -%}
+    {%- set partitions = 1 -%}
+    {%- if partition_columns -%}
+        {%- set partitions = run_query(
+            "select count(*) as partitions from (select distinct " ~ partition_columns | join(', ')
+            ~ " from " ~ relation ~ ")"
+        ).rows[0]['partitions'] -%}
+    {%- endif -%}
+    {%- if detail['numFiles'] <= limit * [partitions, 1] | max -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set started = modules.datetime.datetime.now() -%}
+    {%- do run_query("optimize " ~ relation) -%}
+    {%- set after = run_query("describe detail " ~ relation).rows[0] -%}
+    {%- do visitor_lookup_log_compaction(relation, detail['numFiles'], partitions, limit, after['numFiles'], started) -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_log_compaction(relation, files_before, partitions, limit, files_after, started) %}
     {%- do log(
-        "Visitor lookup: compacted " ~ relation ~ ": " ~ layout['files'] ~ " files in " ~ layout['partitions']
-        ~ " partitions (more than " ~ limit ~ " per partition) rewritten as " ~ after['files'] ~ " in "
+        "Visitor lookup: compacted " ~ relation ~ ": " ~ files_before ~ " files in " ~ partitions
+        ~ " partitions (more than " ~ limit ~ " per partition) rewritten as " ~ files_after ~ " in "
         ~ ((modules.datetime.datetime.now() - started).total_seconds() | round(1)) ~ " s",
         info=True,
     ) -%}
-    {{ return('') }}
 {% endmacro %}

@@ -40,14 +40,25 @@
 
 
 {% macro visitor_lookup_scratch_file_format() %}
+    {{ return(adapter.dispatch('scratch_file_format', 'visitor_lookup')()) }}
+{% endmacro %}
+
+
+{% macro default__scratch_file_format() %}
     {#-
         File format of the tables rebuilt by every run and read only within
-        it (the run's limits, events and cookie changes). Next to Iceberg,
-        plain Parquet: no snapshot, manifest or metadata file to write for a
-        table dropped at the next run. On Delta targets (and Databricks, whose
-        catalog manages Delta tables), Delta.
+        it (the run's limits, events and cookie changes), whatever the format
+        of the permanent tables: plain Parquet, with no snapshot, manifest or
+        log to write for a table the next run drops. Spark's session catalog
+        keeps Parquet tables beside Iceberg's and Delta's.
     -#}
-    {{ return('delta' if visitor_lookup_is_delta_target() else 'parquet') }}
+    {{ return('parquet') }}
+{% endmacro %}
+
+
+{% macro databricks__scratch_file_format() %}
+    {#- Databricks' catalogs manage Delta tables. -#}
+    {{ return('delta') }}
 {% endmacro %}
 
 
@@ -68,28 +79,34 @@
 
 
 {% macro visitor_lookup_lookup_table_properties() %}
-    {{ return(adapter.dispatch('lookup_table_properties', 'visitor_lookup')()) }}
+    {#-
+        The lookup tables take small merges spread over the whole table. A
+        copy-on-write merge rewrites every data file it touches (for a run's
+        cookies, spread over every prefix: the whole table); merge-on-read
+        marks the changed rows deleted instead (Iceberg's delete files,
+        Delta's deletion vectors), and compaction folds them in later. The var
+        visitor_lookup__lookup_write_mode picks the mode for new tables
+        (docs/benchmarks.md compares them). Dispatched per table format
+        (and adapter: `<adapter>__lookup_table_properties_<format>` overrides).
+    -#}
+    {%- set write_mode = visitor_lookup_lookup_write_mode() -%}
+    {%- if visitor_lookup_is_delta_target() -%}
+        {{ return(adapter.dispatch('lookup_table_properties_delta', 'visitor_lookup')(write_mode)) }}
+    {%- endif -%}
+    {{ return(adapter.dispatch('lookup_table_properties_iceberg', 'visitor_lookup')(write_mode)) }}
 {% endmacro %}
 
 
-{% macro default__lookup_table_properties() %}
-    {#-
-        The lookup tables take small merges spread over every partition.
-        Iceberg's default copy-on-write rewrites each data file a merge
-        touches (for a merge over all prefixes: the whole table); merge-on-read
-        writes delete files instead, which compaction folds in later.
-        Delta tables keep their defaults (deletion vectors where enabled).
-        The var visitor_lookup__lookup_write_mode switches Iceberg's mode for
-        new tables (docs/benchmarks.md compares the two).
-    -#}
-    {%- if visitor_lookup_is_delta_target() -%}
-        {{ return({}) }}
-    {%- endif -%}
-    {%- set mode = visitor_lookup_lookup_write_mode() -%}
+{% macro default__lookup_table_properties_iceberg(write_mode) %}
     {{ return({
         'format-version': '2',
-        'write.delete.mode': mode,
-        'write.update.mode': mode,
-        'write.merge.mode': mode,
+        'write.delete.mode': write_mode,
+        'write.update.mode': write_mode,
+        'write.merge.mode': write_mode,
     }) }}
+{% endmacro %}
+
+
+{% macro default__lookup_table_properties_delta(write_mode) %}
+    {{ return({'delta.enableDeletionVectors': 'true' if write_mode == 'merge-on-read' else 'false'}) }}
 {% endmacro %}

@@ -1,0 +1,67 @@
+"""Spark's jars: Delta's, fetched by Spark from Maven Central (a failure is one line saying what to do),
+and Iceberg's, from PyPI, the same bytes as Apache's on Maven Central."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from visitor_lookup.spark_home import JarsNotFetched, delta_coordinates, fetch_jars, iceberg_runtime_jar
+
+# The JVM that resolves (spark-submit's) connects through this proxy: 127.0.0.1:9 refuses every
+# connection, as a machine without a route to Maven Central does.
+OFFLINE = {
+    "SPARK_SUBMIT_OPTS": " ".join(f"-D{p}.proxyHost=127.0.0.1 -D{p}.proxyPort=9" for p in ("http", "https"))
+}
+
+
+def test_without_network_setup_stops_with_one_line_naming_the_jars(tmp_path: Path) -> None:
+    # an empty home: no Ivy cache to fall back on
+    done = subprocess.run(
+        [sys.executable, "-m", "visitor_lookup.spark_home", "--delta"],
+        env={**os.environ, **OFFLINE, "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    (line,) = [line for line in done.stderr.splitlines() if "Delta" not in line and "Iceberg" not in line]
+    assert line.startswith("visitor-lookup-prepare-spark: Spark could not fetch "), done.stderr
+    assert delta_coordinates() in line and str(tmp_path / ".ivy2") in line, line
+    assert "pyspark/jars" in line, line  # where to put the jars by hand
+
+
+def test_a_version_maven_central_does_not_have_is_named(tmp_path: Path) -> None:
+    with pytest.raises(JarsNotFetched) as raised:
+        fetch_jars("io.delta:delta-spark_2.12:0.0.404", tmp_path / "ivy")
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith("Spark could not fetch io.delta:delta-spark_2.12:0.0.404 from Maven Central"), (
+        message
+    )
+
+
+def test_the_jars_are_fetched_into_the_ivy_cache(tmp_path: Path) -> None:
+    jars = fetch_jars(delta_coordinates(), tmp_path / "ivy")
+    names = sorted(jar.name for jar in jars)
+    version = delta_coordinates().rsplit(":", 1)[1]
+    assert (
+        f"io.delta_delta-spark_2.12-{version}.jar" in names
+        and f"io.delta_delta-storage-{version}.jar" in names
+    )
+    assert all(jar.is_file() and jar.parent == tmp_path / "ivy" / "jars" for jar in jars)
+
+
+def test_the_iceberg_runtime_from_pypi_is_apaches() -> None:
+    jar = iceberg_runtime_jar()  # iceberg-spark-runtime-3.5_2.12-<version>.jar
+    artifact, version = jar.stem.rsplit("-", 1)
+    url = f"https://repo1.maven.org/maven2/org/apache/iceberg/{artifact}/{version}/{jar.name}.sha1"
+    with urllib.request.urlopen(url, timeout=30) as response:
+        published = response.read().decode().split()[0]
+    assert hashlib.sha1(jar.read_bytes()).hexdigest() == published
