@@ -60,6 +60,15 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["VISITOR_LOOKUP_TARGET"] = TARGETS[config.getoption("--table-format")]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--table-format") == "iceberg":
+        return
+    skip = pytest.mark.skip(reason="same on both formats: checked in the Iceberg pass")
+    for item in items:
+        if item.get_closest_marker("same_on_both_formats"):
+            item.add_marker(skip)
+
+
 def table_format() -> str:
     """The format of this run's tables: iceberg or delta."""
     return "delta" if os.environ["VISITOR_LOOKUP_TARGET"] == TARGETS["delta"] else "iceberg"

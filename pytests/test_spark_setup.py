@@ -14,6 +14,8 @@ import pytest
 
 from visitor_lookup.spark_home import JarsNotFetched, delta_coordinates, fetch_jars, iceberg_runtime_jar
 
+pytestmark = pytest.mark.same_on_both_formats
+
 # The JVM that resolves (spark-submit's) connects through this proxy: 127.0.0.1:9 refuses every
 # connection, as a machine without a route to Maven Central does.
 OFFLINE = {

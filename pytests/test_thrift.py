@@ -116,6 +116,7 @@ def processes_working_under(folder: Path) -> set[int]:
     return found
 
 
+@pytest.mark.same_on_both_formats
 def test_a_killed_owner_leaves_no_cluster_process(tmp_path: Path) -> None:
     home = tmp_path / "owned"
     ports = [str(free_port()), str(free_port())]
