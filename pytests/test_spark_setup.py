@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from visitor_lookup.spark_home import JarsNotFetched, delta_coordinates, fetch_jars, iceberg_runtime_jar
+from visitor_lookup.spark_home import (
+    JarsNotFetched,
+    delta_coordinates,
+    fetch_jars,
+    iceberg_runtime_jar,
+    link_jars,
+)
 
 pytestmark = pytest.mark.same_on_both_formats
 
@@ -67,3 +73,23 @@ def test_the_iceberg_runtime_from_pypi_is_apaches() -> None:
     with urllib.request.urlopen(url, timeout=30) as response:
         published = response.read().decode().split()[0]
     assert hashlib.sha1(jar.read_bytes()).hexdigest() == published
+
+
+def test_linking_replaces_an_earlier_version_and_skips_what_spark_ships(tmp_path: Path) -> None:
+    ivy, folder = tmp_path / "ivy", tmp_path / "jars"
+    ivy.mkdir()
+    folder.mkdir()
+    fetched = [ivy / "io.delta_delta-spark_2.12-3.3.3.jar", ivy / "org.antlr_antlr4-runtime-4.9.3.jar"]
+    for jar in fetched:
+        jar.write_text("")
+    (folder / "antlr4-runtime-4.9.3.jar").write_text("")  # shipped by pyspark
+    (folder / "delta-spark_2.12-3.3.2.jar").symlink_to(ivy / "io.delta_delta-spark_2.12-3.3.2.jar")
+    (folder / "delta-storage-3.3.2.jar").symlink_to(ivy / "io.delta_delta-storage-3.3.2.jar")
+    link_jars(fetched, folder)
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "antlr4-runtime-4.9.3.jar",
+        "delta-spark_2.12-3.3.3.jar",
+        "delta-storage-3.3.2.jar",  # not among the fetched jars: left alone
+    ]
+    assert (folder / "delta-spark_2.12-3.3.3.jar").resolve() == fetched[0]
+    assert not (folder / "antlr4-runtime-4.9.3.jar").is_symlink()

@@ -127,18 +127,20 @@ def fetch_jars(coordinates: str, ivy_dir: Path | None = None) -> list[Path]:
     return jars
 
 
-def link_jars(jars: list[Path]) -> None:
-    """Link jars into pyspark's jars folder, except those it already ships (same name and version)."""
-    folder = Path(pyspark.__file__).parent / "jars"
+def link_jars(jars: list[Path], folder: Path | None = None) -> None:
+    """Link jars into pyspark's jars folder (or `folder`), except those it already ships (same name and
+    version); links to other versions of the same artifact, left by an earlier set-up, go."""
+    folder = folder or Path(pyspark.__file__).parent / "jars"
     shipped = {jar.name for jar in folder.glob("*.jar") if not jar.is_symlink()}
     for jar in jars:
         name = jar.name.split("_", 1)[1]  # Ivy names a jar <group>_<artifact>-<version>.jar
         if name in shipped:
             continue
-        link = folder / name
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(jar)
+        artifact = name.rsplit("-", 1)[0]
+        for earlier in folder.glob(f"{artifact}-*.jar"):
+            if earlier.is_symlink() and earlier.name.rsplit("-", 1)[0] == artifact:
+                earlier.unlink()
+        (folder / name).symlink_to(jar)
 
 
 def main() -> None:
