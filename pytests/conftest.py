@@ -27,6 +27,7 @@ import pytest
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from pyspark.sql import Row, SparkSession
 
+from visitor_lookup.cluster import LOCAL_TARGETS
 from visitor_lookup.generate import SCHEMA
 from visitor_lookup.spark_home import prepare_spark_home
 
@@ -44,20 +45,18 @@ INCREMENTAL_MODELS = (
 os.environ["TZ"] = "UTC"
 time.tzset()
 
-TARGETS = {"iceberg": "local", "delta": "local_delta"}
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--table-format",
-        choices=sorted(TARGETS),
+        choices=sorted(LOCAL_TARGETS),
         default="iceberg",
         help="the format the models write in this run (one embedded Spark per run, so one format)",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    os.environ["VISITOR_LOOKUP_TARGET"] = TARGETS[config.getoption("--table-format")]
+    os.environ["VISITOR_LOOKUP_TARGET"] = LOCAL_TARGETS[config.getoption("--table-format")]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -71,7 +70,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def table_format() -> str:
     """The format of this run's tables: iceberg or delta."""
-    return "delta" if os.environ["VISITOR_LOOKUP_TARGET"] == TARGETS["delta"] else "iceberg"
+    return "delta" if os.environ["VISITOR_LOOKUP_TARGET"] == LOCAL_TARGETS["delta"] else "iceberg"
 
 
 def ts(text: str) -> dt.datetime:

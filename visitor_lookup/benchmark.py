@@ -48,15 +48,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from visitor_lookup.cluster import THRIFT_TARGETS, Cluster, free_port, running
+from visitor_lookup.cluster import LOCAL_TARGETS, THRIFT_TARGETS, Cluster, free_port, running
 from visitor_lookup.generate import SCHEMA, write_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 END = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
-# The embedded target for each table format (profiles/profiles.yml).
-LOCAL_TARGETS = {"iceberg": "local", "delta": "local_delta"}
 DAYS = 30  # of history H; a history of scale x H spans scale x DAYS
 PEER_PROJECT = Path(__file__).with_name("naive_rebuild")
 # Our table and the peer's with the same contract columns (spec §4), compared row for row.

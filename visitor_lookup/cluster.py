@@ -37,7 +37,8 @@ import yaml
 from visitor_lookup.spark_home import prepare_spark_home
 
 PROFILES = Path(__file__).resolve().parents[1] / "profiles" / "profiles.yml"
-# The profile's thrift output for each table format.
+# The profile's embedded and thrift outputs for each table format.
+LOCAL_TARGETS = {"iceberg": "local", "delta": "local_delta"}
 THRIFT_TARGETS = {"iceberg": "thrift", "delta": "delta"}
 # Settings of the local output that belong to the embedded session only.
 SESSION_ONLY = {"spark.master", "spark.app.name", "spark.driver.memory", "spark.driver.extraJavaOptions"}
@@ -75,7 +76,7 @@ def free_port() -> int:
 
 def thrift_server_conf(warehouse: Path, table_format: str = "iceberg") -> dict[str, str]:
     """The Spark settings of the embedded output for the table format, rendered for a warehouse folder."""
-    output = {"iceberg": "local", "delta": "local_delta"}[table_format]
+    output = LOCAL_TARGETS[table_format]
     outputs = yaml.safe_load(PROFILES.read_text())["visitor_lookup"]["outputs"]
 
     def env_var(name: str, default: str | None = None) -> str:
