@@ -9,8 +9,8 @@
 
     The change set is applied in one MERGE keyed by unique_key. A model that
     merges small change sets into a large table (processed_events, the
-    quarantine, the lookup tables) sets action_merge_append_inserts=true: the
-    change set is then written once to a Parquet table, updates and deletes go
+    quarantine, the lookup tables) sets meta action_merge_append_inserts: the
+    change set is then written once to a per-run table, updates and deletes go
     in a MERGE with only WHEN MATCHED clauses (Spark streams the table past the
     broadcast change set instead of shuffling all of it, as any WHEN NOT
     MATCHED clause makes it do), and inserts are appended with INSERT INTO,
@@ -104,20 +104,21 @@
     {%- for key in keys -%}
         {%- do predicates.append('target.' ~ key ~ ' = source.' ~ key) -%}
     {%- endfor -%}
-    {%- if not config.get('action_merge_append_inserts', false) -%}
+    {%- if not config.meta_get('action_merge_append_inserts', false) -%}
         {{ return(action_merge_statement(target, arg_dict['temp_relation'], predicates, keys, columns, true)) }}
     {%- endif -%}
     {#-
         Written, not a cached view: Spark drops the cache of every plan that
-        reads the target as soon as the MERGE writes it. Dropped with purge:
-        the Iceberg session catalog otherwise leaves the files behind.
+        reads the target as soon as the MERGE writes it. In the per-run tables'
+        format, dropped with its files (visitor_lookup_drop_purge).
     -#}
     {%- set changes = target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'}) -%}
     {%- call statement('action_merge_drop_stale_changes') -%}
-        drop table if exists {{ changes }} purge
+        drop table if exists {{ changes }} {{ visitor_lookup_drop_purge() }}
     {%- endcall -%}
     {%- call statement('action_merge_write_changes') -%}
-        create table {{ changes }} using parquet as select * from {{ arg_dict['temp_relation'] }}
+        create table {{ changes }} using {{ visitor_lookup_scratch_file_format() }}
+        as select * from {{ arg_dict['temp_relation'] }}
     {%- endcall -%}
     {%- set counted = run_query(
         "select count_if(merge_action = 'insert') as inserts, count(*) as all_rows from " ~ changes
@@ -137,7 +138,7 @@
         {%- endcall -%}
     {%- endif -%}
     {#- What dbt runs as the strategy's own statement: the change set is applied, drop it. -#}
-    drop table if exists {{ changes }} purge
+    drop table if exists {{ changes }} {{ visitor_lookup_drop_purge() }}
 {% endmacro %}
 
 

@@ -16,6 +16,12 @@
             ~ "(chosen by the target), got '" ~ chosen ~ "'."
         ) }}
     {%- endif -%}
+    {%- if chosen == 'iceberg' and target.type == 'databricks' -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var visitor_lookup__file_format is 'iceberg', but on Databricks the models "
+            ~ "are Delta tables (dbt-databricks refuses file_format iceberg): set it to 'delta' or leave it empty."
+        ) }}
+    {%- endif -%}
     {{ return(chosen or ('delta' if 'delta' in target.name or target.type == 'databricks' else 'iceberg')) }}
 {% endmacro %}
 
@@ -59,6 +65,28 @@
 {% macro databricks__scratch_file_format() %}
     {#- Databricks' catalogs manage Delta tables. -#}
     {{ return('delta') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_drop_purge() %}
+    {#- The clause that makes DROP TABLE of a per-run table remove its files too. -#}
+    {{ return(adapter.dispatch('drop_purge', 'visitor_lookup')()) }}
+{% endmacro %}
+
+
+{% macro default__drop_purge() %}
+    {#-
+        Through Spark's session catalog (Iceberg's or Delta's), a plain DROP
+        TABLE of a Parquet table removes its metastore entry and leaves its
+        files, and the next CREATE of the table fails on the leftover folder.
+    -#}
+    {{ return('purge') }}
+{% endmacro %}
+
+
+{% macro databricks__drop_purge() %}
+    {#- Databricks' DROP TABLE has no PURGE clause; its catalog removes a managed table's files. -#}
+    {{ return('') }}
 {% endmacro %}
 
 

@@ -54,3 +54,13 @@
         drop {{ relation.type }} if exists {{ relation }}{{ ' purge' if purge }}
     {%- endcall %}
 {% endmacro %}
+
+
+{% macro databricks__drop_relation(relation) %}
+    {#-
+        dbt-databricks' own drop (views, materialized views, streaming tables;
+        no PURGE): without this, dbt would find spark__drop_relation above in
+        the root project before dbt-databricks' macro.
+    -#}
+    {{ return(dbt.databricks__drop_relation(relation)) }}
+{% endmacro %}

@@ -13,7 +13,7 @@
         file_format=visitor_lookup_table_format(),
         alias='processed_events',
         incremental_strategy='action_merge',
-        action_merge_append_inserts=true,
+        meta={'action_merge_append_inserts': true},
         unique_key='event_id',
         tags=['visitor_lookup_incremental'],
     )

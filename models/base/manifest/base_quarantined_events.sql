@@ -13,7 +13,7 @@
         file_format=visitor_lookup_table_format(),
         alias='quarantined_events',
         incremental_strategy='action_merge',
-        action_merge_append_inserts=true,
+        meta={'action_merge_append_inserts': true},
         unique_key='quarantine_key',
         tags=['visitor_lookup_incremental'],
     )

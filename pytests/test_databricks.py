@@ -1,0 +1,98 @@
+"""The project under dbt-databricks, in its own environment (.venv-databricks, made by bin/setup --dev):
+parsed and compiled offline, never run (no Databricks workspace here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import INCREMENTAL_MODELS, ROOT
+
+pytestmark = pytest.mark.same_on_both_formats
+
+DBT = ROOT / ".venv-databricks" / "bin" / "dbt"
+# dbt renders the target's credentials; nothing connects to this host.
+OFFLINE_WORKSPACE = {
+    "DBT_PROFILES_DIR": str(ROOT / "profiles"),
+    "VISITOR_LOOKUP_TARGET": "databricks",
+    "VISITOR_LOOKUP_DATABRICKS_HOST": "example.cloud.databricks.com",
+    "VISITOR_LOOKUP_DATABRICKS_HTTP_PATH": "/sql/1.0/warehouses/0",
+    "VISITOR_LOOKUP_DATABRICKS_TOKEN": "not-a-token",
+}
+
+
+def databricks_dbt(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert DBT.exists(), f"{DBT} is missing: run bin/setup --dev (or --databricks)"
+    return subprocess.run(
+        [str(DBT), *args, "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
+        cwd=ROOT,
+        env={**os.environ, **OFFLINE_WORKSPACE},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_every_model_is_a_delta_table_and_the_strategy_is_ours(tmp_path: Path) -> None:
+    parsed = databricks_dbt(tmp_path, "parse", "--no-partial-parse")
+    assert parsed.returncode == 0, parsed.stdout + parsed.stderr
+    assert "Registered adapter: databricks=" in parsed.stdout
+    assert "WARNING" not in parsed.stdout, parsed.stdout  # no deprecated config, no unknown key
+    manifest = json.loads((tmp_path / "target" / "manifest.json").read_text())
+    assert manifest["metadata"]["adapter_type"] == "databricks"
+    tables = {
+        node["name"]: node["config"]
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "model"
+        and node["package_name"] == "visitor_lookup"
+        and node["config"]["materialized"] != "view"
+    }
+    assert {name: config["file_format"] for name, config in tables.items()} == dict.fromkeys(tables, "delta")
+    incremental = {name for name, config in tables.items() if config["materialized"] == "incremental"}
+    assert incremental == {*INCREMENTAL_MODELS, "base_incremental_manifest"}
+    assert {tables[name]["incremental_strategy"] for name in incremental} == {"action_merge"}
+
+
+def test_the_strategy_and_the_per_format_macros_resolve_for_databricks(tmp_path: Path) -> None:
+    # What dbt-databricks' incremental materialization looks up for incremental_strategy action_merge,
+    # and what the dispatched macros give on adapter type databricks, compiled without a connection.
+    probe = (
+        "{% if execute %}{{ tojson({"
+        "'strategy': adapter.get_incremental_strategy_macro(context, 'action_merge').macro.unique_id,"
+        "'drop_relation': adapter.dispatch('drop_relation', 'dbt').macro.unique_id,"
+        "'drop_relation_handed_to': dbt.databricks__drop_relation.macro.unique_id,"
+        "'table_format': visitor_lookup_table_format(),"
+        "'scratch_file_format': visitor_lookup_scratch_file_format(),"
+        "'drop_purge': visitor_lookup_drop_purge(),"
+        "'lookup_table_properties': visitor_lookup_lookup_table_properties()"
+        "}) }}{% endif %}"
+    )
+    compiled = databricks_dbt(
+        tmp_path, "compile", "--quiet", "--no-populate-cache", "--output", "json", "--inline", probe
+    )
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    assert json.loads(json.loads(compiled.stdout)["compiled"]) == {
+        "strategy": "macro.visitor_lookup.get_incremental_action_merge_sql",
+        # not spark__drop_relation, whose PURGE Databricks' DROP TABLE lacks
+        "drop_relation": "macro.visitor_lookup.databricks__drop_relation",
+        "drop_relation_handed_to": "macro.dbt_databricks.databricks__drop_relation",
+        "table_format": "delta",
+        "scratch_file_format": "delta",
+        "drop_purge": "",  # Databricks' DROP TABLE has no PURGE clause
+        "lookup_table_properties": {"delta.enableDeletionVectors": "true"},
+    }
+
+
+def test_iceberg_on_databricks_is_refused_with_what_to_set(tmp_path: Path) -> None:
+    parsed = databricks_dbt(
+        tmp_path, "parse", "--no-partial-parse", "--vars", '{"visitor_lookup__file_format": "iceberg"}'
+    )
+    assert parsed.returncode != 0
+    assert (
+        "var visitor_lookup__file_format is 'iceberg', but on Databricks the models are Delta tables"
+        in " ".join(parsed.stdout.split())
+    ), parsed.stdout
