@@ -83,7 +83,7 @@ def test_the_strategy_and_the_per_format_macros_resolve_for_databricks(tmp_path:
         "table_format": "delta",
         "scratch_file_format": "delta",
         "drop_purge": "",  # Databricks' DROP TABLE has no PURGE clause
-        "lookup_table_properties": {"delta.enableDeletionVectors": "true"},
+        "lookup_table_properties": {"delta.enableDeletionVectors": "false"},  # copy-on-write, Delta's default
     }
 
 

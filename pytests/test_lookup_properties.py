@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from .conftest import INCREMENTAL_MODELS, Scenario, ts
+from .conftest import INCREMENTAL_MODELS, Scenario, table_format, ts
 from .reference import Raw, lookup_tables, processed_events
 
 VARS = {
@@ -97,8 +97,14 @@ def test_fragmented_lookup_tables_are_compacted_and_keep_their_rows(scenario: Sc
         assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
         for name in lookup:
             assert scenario.data_files_and_deletes(name) == (1, 0), name  # unpartitioned: one file
-    for name in lookup:
-        assert any(f"compacted {scenario.schema}.{name}: " in line for line in compacted), (name, compacted)
+    compacted_tables = {
+        name for name in lookup for line in compacted if f"{scenario.schema}.{name}: " in line
+    }
+    # Merge-on-read (Iceberg's default) leaves a delete file with every change; copy-on-write (Delta's)
+    # rewrites the table's one file, so only appended inserts fragment it, and in these batches first_dates
+    # gets no new cookie after the first run.
+    expected = set(lookup) if table_format() == "iceberg" else {"user_mapping", "visitor_lookup_spans"}
+    assert compacted_tables == expected, compacted
     scenario.dbt("test", vars=compact_vars)
 
 

@@ -253,6 +253,9 @@ class Bench:
         checked = subprocess.run(
             [
                 *(sys.executable, "-m", "visitor_lookup.benchmark", "--check", schema, "--peer", peer_schema),
+                # The check reads our tables in a session of their own format: a Delta table read through
+                # Iceberg's session catalog comes back without its deletion vectors applied.
+                *("--format", self.table_format),
                 *("--floor-events", str(batches[0]), "--vars", self.vars),
                 *(("--thrift-export", on_thrift.pop("exported")) if on_thrift else ()),
             ],

@@ -42,14 +42,15 @@
 
 
 {% macro visitor_lookup_lookup_write_mode() %}
+    {#- The var, or when it is empty the mode measured faster for the table format (docs/benchmarks.md). -#}
     {%- set value = var('visitor_lookup__lookup_write_mode') -%}
-    {%- if value not in ['merge-on-read', 'copy-on-write'] -%}
+    {%- if value not in ['merge-on-read', 'copy-on-write', ''] -%}
         {{ exceptions.raise_compiler_error(
-            "Visitor lookup: var visitor_lookup__lookup_write_mode must be 'merge-on-read' or "
-            ~ "'copy-on-write', got '" ~ value ~ "'."
+            "Visitor lookup: var visitor_lookup__lookup_write_mode must be 'merge-on-read', "
+            ~ "'copy-on-write' or empty (chosen by the table format), got '" ~ value ~ "'."
         ) }}
     {%- endif -%}
-    {{ return(value) }}
+    {{ return(value or ('copy-on-write' if visitor_lookup_is_delta_target() else 'merge-on-read')) }}
 {% endmacro %}
 
 
