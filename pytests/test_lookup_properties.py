@@ -58,11 +58,18 @@ def random_arrivals(seed: int, events: int = 160, batches: int = 4) -> list[list
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("seed", "partitioned"), [(11, False), (29, True)])
+# The format's default write mode, and merge-on-read (on Delta, deletion vectors) with partitions.
+@pytest.mark.parametrize(
+    ("seed", "partitioned", "write_mode"), [(11, False, ""), (29, True, "merge-on-read")]
+)
 def test_random_batches_equal_the_reference_after_every_run(
-    scenario: Scenario, seed: int, partitioned: bool
+    scenario: Scenario, seed: int, partitioned: bool, write_mode: str
 ) -> None:
-    run_vars = {**VARS, "visitor_lookup__partition_lookup_tables": partitioned}
+    run_vars = {
+        **VARS,
+        "visitor_lookup__partition_lookup_tables": partitioned,
+        "visitor_lookup__lookup_write_mode": write_mode,
+    }
     arrivals = random_arrivals(seed)
     seen: list[Raw] = []
     for batch in arrivals:

@@ -76,9 +76,10 @@
 
 {% macro default__drop_purge() %}
     {#-
-        Through Spark's session catalog (Iceberg's or Delta's), a plain DROP
-        TABLE of a Parquet table removes its metastore entry and leaves its
-        files, and the next CREATE of the table fails on the leftover folder.
+        Through Iceberg's session catalog, a plain DROP TABLE of a Parquet
+        table removes its metastore entry and leaves its files, and the next
+        CREATE of the table fails on the leftover folder; Delta's catalog takes
+        PURGE as well.
     -#}
     {{ return('purge') }}
 {% endmacro %}
