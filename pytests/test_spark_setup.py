@@ -1,5 +1,6 @@
 """Spark's jars: Delta's, fetched by Spark from Maven Central (a failure is one line saying what to do),
-and Iceberg's, from PyPI, the same bytes as Apache's on Maven Central."""
+and Iceberg's, from PyPI, the same bytes as Apache's on Maven Central; the class archive a dbt process's
+JVM maps at start."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pyspark
 import pytest
 
 from visitor_lookup.spark_home import (
@@ -17,8 +19,12 @@ from visitor_lookup.spark_home import (
     delta_coordinates,
     fetch_jars,
     iceberg_runtime_jar,
+    installed_table_formats,
     link_jars,
+    make_class_archive,
 )
+
+from .conftest import ROOT
 
 pytestmark = pytest.mark.same_on_both_formats
 
@@ -93,3 +99,46 @@ def test_linking_replaces_an_earlier_version_and_skips_what_spark_ships(tmp_path
     ]
     assert (folder / "delta-spark_2.12-3.3.3.jar").resolve() == fetched[0]
     assert not (folder / "antlr4-runtime-4.9.3.jar").is_symlink()
+
+
+def dbt_debug(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`dbt debug` on the local target in a fresh process: it starts the embedded Spark and runs a query."""
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "dbt"), "debug", "--no-use-colors", "--target", "local"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DBT_PROFILES_DIR": str(ROOT / "profiles"),
+            "VISITOR_LOOKUP_WAREHOUSE_DIR": str(tmp_path / "warehouse"),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_set_up_made_the_class_archive_for_the_jars_in_place() -> None:
+    assert not make_class_archive(installed_table_formats())  # up to date: nothing to make again
+    assert not any((Path(pyspark.__file__).parent / "conf").iterdir())  # Java refuses it otherwise
+
+
+def test_a_dbt_process_maps_the_class_archive(tmp_path: Path) -> None:
+    # -Xshare:on: a JVM that cannot map the archive stops instead of starting without it
+    done = dbt_debug(tmp_path, VISITOR_LOOKUP_JAVA_OPTIONS="-Xshare:on")
+    assert "Connection test: [OK connection ok]" in done.stdout, done.stdout + done.stderr
+
+
+def test_an_archive_made_for_other_jars_is_ignored_quietly(tmp_path: Path) -> None:
+    # an archive of a JVM whose classpath was one jar: Derby's, running its sysinfo tool
+    stale = tmp_path / "stale.jsa"
+    (derby,) = (Path(pyspark.__file__).parent / "jars").glob("derby-*.jar")
+    subprocess.run(
+        ["java", f"-XX:ArchiveClassesAtExit={stale}", "-cp", str(derby), "org.apache.derby.tools.sysinfo"],
+        capture_output=True,
+        check=True,
+    )
+    assert stale.exists()
+    done = dbt_debug(tmp_path, VISITOR_LOOKUP_CLASS_ARCHIVE=str(stale))
+    assert "Connection test: [OK connection ok]" in done.stdout, done.stdout + done.stderr
+    assert "cds" not in done.stdout + done.stderr

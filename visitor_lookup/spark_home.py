@@ -4,9 +4,12 @@ pyspark puts every jar under its ``jars/`` folder, and its ``conf/`` folder,
 on the classpath of each JVM it starts: the embedded session dbt opens, and a
 Thrift Server started with pyspark's ``spark-submit``. Linking the Iceberg
 runtime there (from the ``snowpark-connect-deps-iceberg`` package) means no
-profile carries a machine path; a log4j2 configuration there keeps dbt's
-output readable. Both live inside the virtual environment, so they are redone
-whenever that environment is rebuilt (``bin/setup``).
+profile carries a machine path; a log4j2 configuration there, in a jar of its
+own, keeps dbt's output readable. All of it lives inside the virtual
+environment, so it is redone whenever that environment is rebuilt
+(``bin/setup``), and so is the class archive (``visitor_lookup.class_archive``)
+that the embedded targets' JVMs map at start: it is made last, for the jars
+then in place.
 
 With ``--delta``, Spark also resolves Delta's jars from Maven Central (the
 version of the installed ``delta-spark``), once, into its Ivy cache
@@ -22,10 +25,10 @@ import argparse
 import importlib.metadata
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 import pyspark
@@ -58,18 +61,75 @@ def link_iceberg_runtime() -> Path:
 
 
 def install_log_config() -> Path:
-    """Copy this project's log4j2 configuration into pyspark's conf folder."""
-    target = Path(pyspark.__file__).parent / "conf" / "log4j2.properties"
-    target.parent.mkdir(exist_ok=True)
-    source = Path(__file__).with_name("log4j2.properties")
-    if not target.exists() or target.read_bytes() != source.read_bytes():
-        shutil.copyfile(source, target)
+    """Put this project's log4j2 configuration on Spark's classpath, in a jar in pyspark's jars folder.
+
+    Not as a file in its ``conf/`` folder: Java's class archive is refused for a classpath with a
+    folder that holds files, and ``conf/`` is on it (an earlier set-up's file there goes).
+    """
+    jars = Path(pyspark.__file__).parent / "jars"
+    target = jars / "visitor-lookup-log4j2.jar"
+    source = Path(__file__).with_name("log4j2.properties").read_bytes()
+    if not target.exists() or zipfile.ZipFile(target).read("log4j2.properties") != source:
+        with zipfile.ZipFile(target, "w") as jar:
+            jar.writestr("log4j2.properties", source)
+    (jars.parent / "conf" / "log4j2.properties").unlink(missing_ok=True)
     return target
 
 
 def prepare_spark_home() -> None:
     link_iceberg_runtime()
     install_log_config()
+
+
+def class_archive() -> Path:
+    """Where the class archive lives: in the virtual environment, where the profile looks first."""
+    return Path(sys.prefix) / "spark-classes.jsa"
+
+
+def classpath_fingerprint() -> str:
+    """What an archive is valid for: the jars on Spark's classpath (name, size, time) and the Java."""
+    jars = sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"))
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True, check=False).stderr
+    stats = [f"{jar.name} {jar.stat().st_size} {jar.stat().st_mtime_ns}" for jar in jars]
+    return "\n".join([java.strip(), *stats]) + "\n"
+
+
+def installed_table_formats() -> list[str]:
+    """Iceberg always; Delta when its jars are linked (by this set-up or an earlier one)."""
+    delta = any((Path(pyspark.__file__).parent / "jars").glob("delta-spark_*.jar"))
+    return ["iceberg", "delta"] if delta else ["iceberg"]
+
+
+def make_class_archive(table_formats: list[str]) -> bool:
+    """Make the class archive unless one exists for these jars and Java; return whether it was made."""
+    archive = class_archive()
+    stamp = archive.with_suffix(".classpath")
+    fingerprint = classpath_fingerprint() + " ".join(table_formats) + "\n"
+    if archive.exists() and stamp.exists() and stamp.read_text() == fingerprint:
+        return False
+    # Written under another name and renamed when whole: a JVM that maps a truncated archive crashes.
+    partial = archive.with_suffix(".partial")
+    archive.unlink(missing_ok=True)
+    partial.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "visitor_lookup.class_archive", str(partial)]
+    for table_format in table_formats:
+        command += ["--format", table_format]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not partial.exists():
+        partial.unlink(missing_ok=True)
+        stamp.unlink(missing_ok=True)
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ArchiveNotMade(
+            f"the class archive could not be made ({last}); runs work without it, each JVM start "
+            f"about 6 s slower: see docs/design.md, 'Configuration in depth'"
+        )
+    partial.rename(archive)
+    stamp.write_text(fingerprint)
+    return True
+
+
+class ArchiveNotMade(RuntimeError):
+    """The warm-up run failed; the message is one line."""
 
 
 class JarsNotFetched(RuntimeError):
@@ -156,6 +216,11 @@ def main() -> None:
         except JarsNotFetched as error:
             sys.exit(f"visitor-lookup-prepare-spark: {error}")
         print(f"Delta ({coordinates}) set up beside it", file=sys.stderr)
+    try:
+        if make_class_archive(installed_table_formats()):
+            print(f"Class archive for quicker JVM starts made: {class_archive()}", file=sys.stderr)
+    except ArchiveNotMade as error:
+        print(f"visitor-lookup-prepare-spark: warning: {error}", file=sys.stderr)
 
 
 if __name__ == "__main__":
