@@ -89,7 +89,9 @@ def class_archive() -> Path:
 def classpath_fingerprint() -> str:
     """What an archive is valid for: the jars on Spark's classpath (name, size, time) and the Java."""
     jars = sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"))
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True, check=False).stderr
+    # The Java pyspark starts: JAVA_HOME's when it is set, else the one on PATH.
+    command = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if os.environ.get("JAVA_HOME") else "java"
+    java = subprocess.run([command, "-version"], capture_output=True, text=True, check=False).stderr
     stats = [f"{jar.name} {jar.stat().st_size} {jar.stat().st_mtime_ns}" for jar in jars]
     return "\n".join([java.strip(), *stats]) + "\n"
 
