@@ -1,7 +1,7 @@
 """Record the Java classes a run loads into a class archive that every later JVM maps at start.
 
 A fresh ``dbt`` process on the embedded targets starts a JVM that loads and verifies some
-25,000 classes (Spark, Hive's metastore client, DataNucleus, Derby, Iceberg or Delta) before
+30,000 classes (Spark, Hive's metastore client, DataNucleus, Derby, Iceberg or Delta) before
 its first statement returns. Java 17's application class-data sharing keeps them, parsed and
 verified, in one file: run once with ``-XX:ArchiveClassesAtExit=<file>``, then every JVM started
 with ``-XX:SharedArchiveFile=<file>`` maps that file instead (docs/benchmarks.md).
