@@ -124,6 +124,8 @@ def test_standard_run_is_bounded_by_now(built: Scenario) -> None:
             {"visitor_lookup__compact_at_files_per_partition": -1},
             "visitor_lookup__compact_at_files_per_partition",
         ),
+        ({"visitor_lookup__lock_expiry_minutes": 0}, "visitor_lookup__lock_expiry_minutes"),
+        ({"visitor_lookup__lock_wait_seconds": "ten"}, "visitor_lookup__lock_wait_seconds"),
     ],
 )
 def test_bad_var_fails_the_run_naming_it(built: Scenario, bad_vars: dict, named: str) -> None:

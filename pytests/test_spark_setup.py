@@ -4,6 +4,7 @@ JVM maps at start."""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
+from visitor_lookup.generate import write_batches
 from visitor_lookup.spark_home import (
     JarsNotFetched,
     delta_coordinates,
@@ -163,3 +165,82 @@ def test_the_table_format_follows_a_target_picked_by_environment_variable(tmp_pa
         manifest = json.loads((tmp_path / "target" / "manifest.json").read_text())
         formats.append(manifest["nodes"]["model.visitor_lookup.first_dates"]["config"]["file_format"])
     assert formats == ["delta", "iceberg"]
+
+
+HOLDER = """
+import sys, time
+from pyspark.sql import SparkSession
+warehouse = sys.argv[1]
+spark = (
+    SparkSession.builder.master("local[1]")
+    .config("spark.ui.enabled", "false")
+    .config("spark.sql.warehouse.dir", f"{warehouse}/tables")
+    .config("spark.hadoop.javax.jdo.option.ConnectionURL",
+            f"jdbc:derby:;databaseName={warehouse}/metastore_db;create=true")
+    .enableHiveSupport()
+    .getOrCreate()
+)
+spark.sql("show databases").collect()
+print("holding", flush=True)
+time.sleep(600)
+"""
+BUSY = "another process is using the warehouse"
+
+
+def dbt_run_beside_another_process(tmp_path: Path, wait_seconds: int, release: bool) -> tuple[int, list[str]]:
+    """`dbt run` on the local target while another process has the warehouse's metastore open, until
+    the run says it waits for it when `release`; the run's exit code and output lines."""
+    warehouse = tmp_path / "warehouse"
+    events = tmp_path / "events"
+    write_batches(events, 200, 1, end=dt.datetime(2020, 1, 10, tzinfo=dt.UTC), days=5, seed=3, progress=False)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(warehouse)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        run = subprocess.Popen(
+            [str(Path(sys.executable).parent / "dbt"), "run", "--no-use-colors", "--target", "local"],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "DBT_PROFILES_DIR": str(ROOT / "profiles"),
+                "DBT_TARGET_PATH": str(tmp_path / "target"),
+                "DBT_LOG_PATH": str(tmp_path / "logs"),
+                "VISITOR_LOOKUP_WAREHOUSE_DIR": str(warehouse),
+                "VISITOR_LOOKUP_EVENTS_PATH": str(events),
+                "VISITOR_LOOKUP_METASTORE_WAIT_SECONDS": str(wait_seconds),
+            },
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert run.stdout is not None
+        for line in run.stdout:
+            lines.append(line.rstrip("\n"))
+            if BUSY in line and release:
+                holder.kill()
+        returncode = run.wait(timeout=600)
+    finally:
+        holder.kill()
+    busy = [line for line in lines if BUSY in line]
+    assert len(busy) == 1, lines[-40:]
+    assert f"{BUSY} {warehouse} (its embedded metastore admits one process at a time)" in busy[0]
+    assert not [line for line in lines if "XSDB6" in line or line.startswith("\tat ")]
+    return returncode, lines
+
+
+def test_a_second_process_on_the_warehouse_says_so_in_one_line_and_stops(tmp_path: Path) -> None:
+    returncode, lines = dbt_run_beside_another_process(tmp_path, wait_seconds=4, release=False)
+    assert returncode != 0
+    assert len(lines) < 20, lines
+
+
+def test_a_second_process_on_the_warehouse_waits_for_it(tmp_path: Path) -> None:
+    returncode, lines = dbt_run_beside_another_process(tmp_path, wait_seconds=120, release=True)
+    assert returncode == 0, lines[-40:]
+    assert [line for line in lines if "Visitor lookup: manifest: first_dates processed through" in line]
+    assert not [line for line in lines if "run lock" in line]  # the metastore is this process's alone

@@ -18,7 +18,7 @@ from pyhive import hive
 
 from visitor_lookup.cluster import Cluster, free_port, running
 
-from .conftest import Scenario, table_format
+from .conftest import ROOT, Scenario, table_format
 from .reference import Raw, lookup_tables, processed_events
 from .test_lookup_properties import VARS, random_arrivals
 
@@ -142,3 +142,112 @@ def test_a_killed_owner_leaves_no_cluster_process(tmp_path: Path) -> None:
         assert not [pid for pid in owned if alive(pid)]
     finally:
         owner.kill()
+
+
+class Started:
+    """A `dbt` process of a thrift scenario, started in the background, its output read as it comes."""
+
+    def __init__(self, scenario: ThriftScenario, name: str, vars: dict) -> None:
+        run_vars = {**VARS, **vars, "visitor_lookup__events_schema": scenario.events_schema}
+        self.output: list[str] = []
+        self.process = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("dbt")),
+                "run",
+                "--target",
+                scenario.target,
+                "--project-dir",
+                str(scenario.project_dir),
+                "--profiles-dir",
+                str(ROOT / "profiles"),
+                "--target-path",
+                str(scenario.target_dir.with_name(f"target_{name}")),
+                "--vars",
+                json.dumps(run_vars),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={
+                **os.environ,
+                "VISITOR_LOOKUP_THRIFT_PORT": str(scenario.port),
+                "VISITOR_LOOKUP_SCHEMA": scenario.schema,
+                "DBT_LOG_PATH": str(scenario.target_dir.with_name(f"logs_{name}")),
+            },
+        )
+
+    def read_until(self, fragment: str) -> None:
+        """Read the output up to the first line holding the fragment."""
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+            if fragment in line:
+                return
+        raise AssertionError(f"no line with {fragment!r}:\n{''.join(self.output[-30:])}")
+
+    def finish(self) -> int:
+        assert self.process.stdout is not None
+        self.output += self.process.stdout.readlines()
+        return self.process.wait(timeout=600)
+
+    def said(self, fragment: str) -> list[str]:
+        return [line for line in self.output if fragment in line]
+
+
+def test_one_run_at_a_time(cluster: Cluster, tmp_path: Path) -> None:
+    scenario = ThriftScenario("thrift_lock", tmp_path, cluster)
+    first_batch, second_batch = random_arrivals(seed=7, events=200, batches=2)
+    scenario.write_events(first_batch)
+    scenario.dbt("run", vars=VARS)
+    scenario.write_events(second_batch)
+    # another run holds the lock (as dbt run does from its on-run-start to its on-run-end)
+    scenario.sql(
+        "insert into {schema}.run_lock select 'run', 'the-other-run', 'dbt run', current_timestamp(), "
+        "current_timestamp() + interval 10 minutes"
+    )
+
+    waiting = Started(scenario, "waiting", {"visitor_lookup__lock_wait_seconds": 600})
+    runs = [waiting]
+    try:
+        waiting.read_until("Visitor lookup: waiting for the run lock, held by dbt run the-other-run")
+        refused = Started(scenario, "refused", {})
+        runs.append(refused)
+        assert refused.finish() != 0
+        assert waiting.process.poll() is None
+        scenario.sql("delete from {schema}.run_lock where holder = 'the-other-run'")
+        assert waiting.finish() == 0
+    finally:
+        for started in runs:
+            started.process.kill()
+
+    (stopped,) = refused.said("Visitor lookup: another run holds the run lock (dbt run the-other-run, since ")
+    assert "this run stopped before changing anything" in stopped
+    assert not refused.said("START sql")
+    assert waiting.said("Visitor lookup: run lock taken")
+    assert waiting.said("Visitor lookup: run lock released")
+
+    (duplicates,) = scenario.sql("select count(*) - count(distinct event_id) from {schema}.processed_events")
+    assert duplicates == (0,)
+    expected = processed_events(first_batch + second_batch)
+    assert scenario.lookup_tables() == lookup_tables(expected.values())
+    assert scenario.sql("select count(*) from {schema}.run_lock") == [(0,)]
+
+
+@pytest.mark.same_on_both_formats
+def test_a_killed_run_holds_the_lock_until_it_expires(cluster: Cluster, tmp_path: Path) -> None:
+    scenario = ThriftScenario("thrift_lock_expiry", tmp_path, cluster)
+    batch = random_arrivals(seed=8, events=100, batches=1)[0]
+    scenario.write_events(batch)
+
+    killed = Started(scenario, "killed", {"visitor_lookup__lock_expiry_minutes": 1})
+    try:
+        killed.read_until("Visitor lookup: run lock taken")
+        killed.process.kill()
+        killed.process.wait(timeout=30)
+    finally:
+        killed.process.kill()
+
+    scenario.dbt("run", vars={**VARS, "visitor_lookup__lock_wait_seconds": 120})
+    assert scenario.logged("Visitor lookup: waiting for the run lock, held by dbt run ")
+    assert scenario.logged("Visitor lookup: run lock taken")
+    assert scenario.lookup_tables() == lookup_tables(processed_events(batch).values())

@@ -41,7 +41,15 @@ PROFILES = Path(__file__).resolve().parents[1] / "profiles" / "profiles.yml"
 LOCAL_TARGETS = {"iceberg": "local", "delta": "local_delta"}
 THRIFT_TARGETS = {"iceberg": "thrift", "delta": "delta"}
 # Settings of the local output that belong to the embedded session only.
-SESSION_ONLY = {"spark.master", "spark.app.name", "spark.driver.memory", "spark.driver.extraJavaOptions"}
+# Settings of the embedded outputs a Thrift Server does not take: a Thrift Server serves many
+# sessions, so its metastore is not one process's and the runs take the project's lock.
+SESSION_ONLY = {
+    "spark.master",
+    "spark.app.name",
+    "spark.driver.memory",
+    "spark.driver.extraJavaOptions",
+    "spark.visitor_lookup.single_process_metastore",
+}
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,8 @@
     {%- do visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__compact_at_files_per_partition', 0) -%}
+    {%- do visitor_lookup_var_whole_number('visitor_lookup__lock_expiry_minutes', 1) -%}
+    {%- do visitor_lookup_var_whole_number('visitor_lookup__lock_wait_seconds', 0) -%}
     {%- do visitor_lookup_lookup_write_mode() -%}
     {%- do visitor_lookup_test_scope() -%}
     {%- do visitor_lookup_var_boolean('visitor_lookup__partition_lookup_tables') -%}
