@@ -62,10 +62,13 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--table-format") == "iceberg":
         return
-    skip = pytest.mark.skip(reason="same on both formats: checked in the Iceberg pass")
+    same = pytest.mark.skip(reason="same on both formats: checked in the Iceberg pass")
+    iceberg = pytest.mark.skip(reason="what only Iceberg tables do")
     for item in items:
         if item.get_closest_marker("same_on_both_formats"):
-            item.add_marker(skip)
+            item.add_marker(same)
+        if item.get_closest_marker("iceberg_only"):
+            item.add_marker(iceberg)
 
 
 def table_format() -> str:

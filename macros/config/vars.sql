@@ -85,6 +85,7 @@
     {%- do visitor_lookup_var_whole_number('visitor_lookup__compact_at_files_per_partition', 0) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__lock_expiry_minutes', 1) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__lock_wait_seconds', 0) -%}
+    {%- do visitor_lookup_snapshot_retention_days() -%}
     {%- do visitor_lookup_lookup_write_mode() -%}
     {%- do visitor_lookup_test_scope() -%}
     {%- do visitor_lookup_var_boolean('visitor_lookup__partition_lookup_tables') -%}
