@@ -77,11 +77,22 @@ class ThriftScenario(Scenario):
 def test_pipeline_and_tests_through_the_thrift_server(cluster: Cluster, tmp_path: Path) -> None:
     scenario = ThriftScenario("thrift_pipeline", tmp_path, cluster)
     seen: list[Raw] = []
-    for batch in random_arrivals(seed=5, events=120, batches=3):
+    *batches, last = random_arrivals(seed=5, events=120, batches=3)
+    for batch in batches:
         scenario.write_events(batch)
         seen += batch
         scenario.dbt("run", vars=VARS)
         assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+    # The last run expires every older snapshot, run_lock's included (Iceberg's procedures over thrift).
+    scenario.write_events(last)
+    seen += last
+    scenario.dbt("run", vars={**VARS, "visitor_lookup__snapshot_retention_days": 0})
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+    if table_format() == "iceberg":
+        expired = " ".join(scenario.logged("Visitor lookup: expired "))
+        for name in ("incremental_manifest", "processed_events", "user_mapping", "run_lock"):
+            assert f"{scenario.schema}.{name} older than" in expired, name
+            assert scenario.sql(f"select count(*) from spark_catalog.{{schema}}.{name}.snapshots") == [(1,)]
     scenario.dbt("test", vars=VARS)
     assert scenario.logged("Done. PASS=")
 
