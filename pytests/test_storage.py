@@ -22,21 +22,27 @@ KEPT = (
     "visitor_lookup_spans",
 )
 
+# Iceberg views (every view in Iceberg's session catalog): each replace writes a metadata file.
+VIEWS = ("visitor_lookup", "base_new_events_this_run")
+
 
 def local_path(location: str) -> str:
     return location.removeprefix("file:")
 
 
-def files_on_disk_and_referenced(scenario: Scenario, name: str) -> tuple[set[str], set[str]]:
-    """The table's data, delete and manifest files on disk, and those its current snapshot uses."""
+def folder(scenario: Scenario, name: str) -> Path:
     (location,) = (
         row.data_type
         for row in scenario.sql(f"describe table extended {{schema}}.{name}")
         if row.col_name == "Location"
     )
-    on_disk = {
-        str(path) for path in Path(local_path(location)).rglob("*") if path.suffix in {".parquet", ".avro"}
-    }
+    return Path(local_path(location))
+
+
+def files_on_disk_and_referenced(scenario: Scenario, name: str) -> tuple[set[str], set[str]]:
+    """The table's data, delete and manifest files on disk, and those its current snapshot uses."""
+    files = folder(scenario, name).rglob("*")
+    on_disk = {str(path) for path in files if path.suffix in {".parquet", ".avro"}}
     table = f"spark_catalog.{{schema}}.{name}"
     referenced = {local_path(row.file_path) for row in scenario.sql(f"select file_path from {table}.files")}
     referenced |= {local_path(row.path) for row in scenario.sql(f"select path from {table}.manifests")}
@@ -76,6 +82,10 @@ def test_with_retention_zero_every_kept_table_holds_only_its_current_files(scena
             assert snapshot_count(scenario, name) == 1, name
             on_disk, referenced = files_on_disk_and_referenced(scenario, name)
             assert on_disk == referenced, name
+            # the current metadata file and the ten before it (write.metadata.previous-versions-max)
+            assert len(list(folder(scenario, name).glob("metadata/*.metadata.json"))) <= 11, name
+        for view in VIEWS:  # created once, then left alone while its definition stays the same
+            assert len(list(folder(scenario, view).glob("metadata/*.metadata.json"))) == 1, view
     expired_tables = {name for name in KEPT for line in expired if f"{scenario.schema}.{name} older" in line}
     assert expired_tables == set(KEPT), expired
     scenario.dbt("test", vars={**compacting, "visitor_lookup__test_scope": "all"})

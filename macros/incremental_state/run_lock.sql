@@ -55,6 +55,14 @@
             expires_at timestamp
         )
         using {{ visitor_lookup_table_format() }}
+        {%- set properties = visitor_lookup_table_properties() %}
+        {%- if properties %}
+        tblproperties (
+            {%- for name, value in properties.items() %}
+            '{{ name }}' = '{{ value }}'{{ ',' if not loop.last }}
+            {%- endfor %}
+        )
+        {%- endif %}
     {%- endcall -%}
     {%- set poll_seconds = 10 -%}
     {%- set attempts = ((wait_seconds + poll_seconds - 1) // poll_seconds) + 1 -%}

@@ -107,6 +107,39 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_table_properties() %}
+    {#-
+        Table properties of every table the project keeps (the lookup tables
+        add theirs), set when a table is created; none when there are none.
+        Dispatched per table format (`<adapter>__table_properties_<format>`).
+    -#}
+    {%- if visitor_lookup_is_delta_target() -%}
+        {{ return(adapter.dispatch('table_properties_delta', 'visitor_lookup')()) }}
+    {%- endif -%}
+    {{ return(adapter.dispatch('table_properties_iceberg', 'visitor_lookup')()) }}
+{% endmacro %}
+
+
+{% macro default__table_properties_iceberg() %}
+    {#-
+        Every Iceberg commit writes a new metadata file that lists every
+        snapshot kept (a week of runs: thousands), and Iceberg keeps the last
+        100 of them until orphan removal deletes older ones. Ten are enough
+        to look back at; older ones are deleted at each commit.
+    -#}
+    {{ return({
+        'write.metadata.delete-after-commit.enabled': 'true',
+        'write.metadata.previous-versions-max': '10',
+    }) }}
+{% endmacro %}
+
+
+{% macro default__table_properties_delta() %}
+    {#- Delta's defaults: its log is checkpointed and trimmed on its own (30 days). -#}
+    {{ return(none) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_lookup_table_properties() %}
     {#-
         The lookup tables take small merges spread over the whole table. A
@@ -127,12 +160,14 @@
 
 
 {% macro default__lookup_table_properties_iceberg(write_mode) %}
-    {{ return({
+    {%- set properties = {
         'format-version': '2',
         'write.delete.mode': write_mode,
         'write.update.mode': write_mode,
         'write.merge.mode': write_mode,
-    }) }}
+    } -%}
+    {%- do properties.update(visitor_lookup_table_properties()) -%}
+    {{ return(properties) }}
 {% endmacro %}
 
 

@@ -64,3 +64,38 @@
     -#}
     {{ return(dbt.databricks__drop_relation(relation)) }}
 {% endmacro %}
+
+
+{% macro spark__create_view_as(relation, sql) %}
+    {#-
+        dbt-spark's CREATE OR REPLACE VIEW, with the definition's digest kept
+        in a view property, and nothing done when the view already holds
+        that digest. Through Iceberg's session catalog every view is an
+        Iceberg view, and each replace writes one more metadata file that
+        nothing ever deletes (Iceberg expires table snapshots, not view
+        versions): the project's two views, replaced by every run, would
+        add a file each per run for as long as it runs. Runs in its caller's
+        namespace (see spark__drop_relation): dbt builtins only.
+    -#}
+    {%- set definition = dbt.spark__create_view_as(relation, sql) -%}
+    {%- set digest = local_md5(definition) -%}
+    {%- set existing = adapter.get_relation(
+        database=relation.database, schema=relation.schema, identifier=relation.identifier
+    ) -%}
+    {%- if execute and existing is not none and existing.is_view -%}
+        {%- set stored = run_query(
+            "show tblproperties " ~ relation ~ " ('visitor_lookup.definition')"
+        ).rows -%}
+        {%- if stored and stored[0][-1] == digest -%}
+            {#- dbt runs the returned statement as the model's own: one that reads and writes nothing. -#}
+            {{ return("select 'view unchanged' as visitor_lookup_view") }}
+        {%- endif -%}
+    {%- endif -%}
+    {#- dbt-spark's statement ends with `as` and the query: the property goes before it. -#}
+    {{ return(modules.re.sub(
+        '\\n(\\s*)as\\n',
+        "\n\\1tblproperties ('visitor_lookup.definition' = '" ~ digest ~ "')\n\\1as\n",
+        definition,
+        count=1,
+    )) }}
+{% endmacro %}

@@ -11,6 +11,7 @@
         materialized='incremental',
         schema=visitor_lookup_schema(),
         file_format=visitor_lookup_table_format(),
+        tblproperties=visitor_lookup_table_properties(),
         alias='quarantined_events',
         incremental_strategy='action_merge',
         meta={'action_merge_append_inserts': true},
