@@ -84,6 +84,8 @@ def test_with_retention_zero_every_kept_table_holds_only_its_current_files(scena
             assert on_disk == referenced, name
             # the current metadata file and the ten before it (write.metadata.previous-versions-max)
             assert len(list(folder(scenario, name).glob("metadata/*.metadata.json"))) <= 11, name
+        # the run history: expired before the run appends its row
+        assert snapshot_count(scenario, "visitor_lookup_runs") == 2
         for view in VIEWS:  # created once, then left alone while its definition stays the same
             assert len(list(folder(scenario, view).glob("metadata/*.metadata.json"))) == 1, view
     expired_tables = {name for name in KEPT for line in expired if f"{scenario.schema}.{name} older" in line}

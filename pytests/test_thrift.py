@@ -93,6 +93,16 @@ def test_pipeline_and_tests_through_the_thrift_server(cluster: Cluster, tmp_path
         for name in ("incremental_manifest", "processed_events", "user_mapping", "run_lock"):
             assert f"{scenario.schema}.{name} older than" in expired, name
             assert scenario.sql(f"select count(*) from spark_catalog.{{schema}}.{name}.snapshots") == [(1,)]
+    # one row per run in the run history, written through the Thrift Server too
+    runs = scenario.sql(
+        "select run_number, status, events_read from {schema}.visitor_lookup_runs order by run_number"
+    )
+    assert [(number, status) for number, status, _ in runs] == [
+        (1, "success"),
+        (2, "success"),
+        (3, "success"),
+    ]
+    assert all(read > 0 for _, _, read in runs)
     scenario.dbt("test", vars=VARS)
     assert scenario.logged("Done. PASS=")
 

@@ -91,13 +91,16 @@ def main(argv: list[str] | None = None) -> None:
     print("\ndemo: checking the tables (dbt test)", flush=True)
     _dbt(runner, "test", "--vars", run_vars)
 
-    _dbt(runner, "compile", "--select", "attribution_share_gained", "--vars", run_vars)
+    _dbt(runner, "compile", "--select", "attribution_share_gained", "recent_runs", "--vars", run_vars)
     (attribution,) = Path("target").glob("compiled/**/analyses/attribution_share_gained.sql")
+    (recent_runs,) = Path("target").glob("compiled/**/analyses/recent_runs.sql")
 
     spark = SparkSession.builder.getOrCreate()
     for title, query in SUMMARY.items():
         print(f"\n{title}")
         spark.sql(query.format(schema=schema)).show(truncate=False)
+    print("\nThe runs, newest first (visitor_lookup_runs; dbt show --select recent_runs)")
+    spark.sql(recent_runs.read_text()).show(truncate=False)
     print("\nAttribution: page views with a user, from the event alone and through the lookup")
     spark.sql(attribution.read_text()).show(truncate=False)
     print(

@@ -9,9 +9,7 @@
 -#}
 
 {% macro visitor_lookup_run_lock_relation() %}
-    {#- run_lock, beside the manifest. -#}
-    {%- set manifest = visitor_lookup_model_relation('base_incremental_manifest') -%}
-    {{ return(api.Relation.create(database=manifest.database, schema=manifest.schema, identifier='run_lock')) }}
+    {{ return(visitor_lookup_relation_beside_manifest('run_lock')) }}
 {% endmacro %}
 
 
@@ -54,15 +52,7 @@
             taken_at timestamp,
             expires_at timestamp
         )
-        using {{ visitor_lookup_table_format() }}
-        {%- set properties = visitor_lookup_table_properties() %}
-        {%- if properties %}
-        tblproperties (
-            {%- for name, value in properties.items() %}
-            '{{ name }}' = '{{ value }}'{{ ',' if not loop.last }}
-            {%- endfor %}
-        )
-        {%- endif %}
+        {{ visitor_lookup_kept_table_options() }}
     {%- endcall -%}
     {%- set poll_seconds = 10 -%}
     {%- set attempts = ((wait_seconds + poll_seconds - 1) // poll_seconds) + 1 -%}

@@ -89,6 +89,7 @@
     {%- set target = arg_dict['target_relation'] -%}
     {%- if action_merge_has_nothing_to_merge() -%}
         {%- do log("Visitor lookup: " ~ target ~ ": nothing to merge", info=True) -%}
+        {%- do action_merge_store_changes(0, 0, 0) -%}
         {#- dbt runs one statement for the strategy: one that reads nothing. -#}
         {{ return("select 'nothing to merge' as action_merge") }}
     {%- endif -%}
@@ -120,18 +121,24 @@
         create table {{ changes }} using {{ visitor_lookup_scratch_file_format() }}
         as select * from {{ arg_dict['temp_relation'] }}
     {%- endcall -%}
-    {%- set counted = run_query(
-        "select count_if(merge_action = 'insert') as inserts, count(*) as all_rows from " ~ changes
-    )[0] -%}
-    {%- do log("Visitor lookup: " ~ target ~ ": " ~ counted['inserts'] ~ " rows to insert, "
-        ~ (counted['all_rows'] - counted['inserts']) ~ " to update or delete", info=True) -%}
-    {%- if counted['all_rows'] > counted['inserts'] -%}
+    {%- set counting -%}
+        select
+            count_if(merge_action = 'insert') as inserted,
+            count_if(merge_action = 'update') as updated,
+            count_if(merge_action = 'delete') as deleted
+        from {{ changes }}
+    {%- endset -%}
+    {%- set counted = run_query(counting).rows[0] -%}
+    {%- do log("Visitor lookup: " ~ target ~ ": " ~ counted['inserted'] ~ " rows to insert, "
+        ~ counted['updated'] ~ " to update, " ~ counted['deleted'] ~ " to delete", info=True) -%}
+    {%- do action_merge_store_changes(counted['inserted'], counted['updated'], counted['deleted']) -%}
+    {%- if counted['updated'] + counted['deleted'] > 0 -%}
         {%- set matched = '(select * from ' ~ changes ~ " where merge_action != 'insert')" -%}
         {%- call statement('action_merge_matched') -%}
             {{ action_merge_statement(target, matched, predicates, keys, columns, false) }}
         {%- endcall -%}
     {%- endif -%}
-    {%- if counted['inserts'] > 0 -%}
+    {%- if counted['inserted'] > 0 -%}
         {%- call statement('action_merge_append') -%}
             insert into {{ target }} ({{ columns | join(', ') }})
             select {{ columns | join(', ') }} from {{ changes }} where merge_action = 'insert'
@@ -139,6 +146,52 @@
     {%- endif -%}
     {#- What dbt runs as the strategy's own statement: the change set is applied, drop it. -#}
     drop table if exists {{ changes }} {{ visitor_lookup_drop_purge() }}
+{% endmacro %}
+
+
+{% macro action_merge_store_changes(inserted, updated, deleted) %}
+    {#-
+        Keep what the merge is about to change in the model's context, for
+        action_merge_report to make it the model's result once the merge
+        and the model's other post-hooks are done.
+    -#}
+    {%- do store_raw_result(
+        'action_merge_changes',
+        message=inserted ~ ' inserted, ' ~ updated ~ ' updated, ' ~ deleted ~ ' deleted',
+        code='action_merge',
+        rows_affected=inserted + updated + deleted,
+    ) -%}
+{% endmacro %}
+
+
+{% macro action_merge_report(relation) %}
+    {#-
+        Last post-hook of a model merged with action_merge_append_inserts:
+        the model's result, which dbt prints in its line for the model and
+        keeps in run_results.json and in on-run-end's results, says what the
+        run changed in the table, e.g. '12 inserted, 3 updated, 0 deleted'
+        (a table built anew: its row count, '1200 inserted'), followed by
+        what compaction did when the table was compacted. The run history
+        (visitor_lookup_record_run) reads the counts from there.
+    -#}
+    {%- if not execute -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set changes = load_result('action_merge_changes') -%}
+    {%- if changes is none -%}
+        {%- set built = run_query('select count(*) as row_count from ' ~ relation).rows[0]['row_count'] -%}
+        {%- set parts = [built ~ ' inserted'] -%}
+        {%- set rows_affected = built -%}
+    {%- else -%}
+        {%- set parts = [changes.response | string] -%}
+        {%- set rows_affected = changes.response.rows_affected -%}
+    {%- endif -%}
+    {%- set compaction = load_result('visitor_lookup_compaction') -%}
+    {%- if compaction is not none -%}
+        {%- do parts.append(compaction.response | string) -%}
+    {%- endif -%}
+    {%- do store_raw_result('main', message=parts | join(', '), code='action_merge', rows_affected=rows_affected) -%}
+    {{ return('') }}
 {% endmacro %}
 
 

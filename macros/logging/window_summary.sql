@@ -1,7 +1,9 @@
 {% macro visitor_lookup_log_window(events_this_run) %}
     {#-
         Post-hook of base_events_this_run: log what this run's range held and
-        how many events it quarantined; warn when the range held nothing.
+        how many events it quarantined, and make it the model's result (dbt's
+        line for the model, run_results.json, the run history); warn when
+        the range held nothing.
     -#}
     {%- if not execute -%}
         {{ return('') }}
@@ -22,6 +24,13 @@
             ~ "or raise visitor_lookup__backfill_limit_days. The state still moves forward."
         ) -%}
     {%- endif -%}
+    {%- do store_raw_result(
+        'main',
+        message=counts['events_read'] ~ ' read, ' ~ counts['valid_events'] ~ ' valid, '
+            ~ counts['duplicate_copies'] ~ ' duplicate, ' ~ counts['quarantined_events'] ~ ' quarantined',
+        code='window',
+        rows_affected=counts['events_read'],
+    ) -%}
     {%- do log(
         "Visitor lookup: read " ~ counts['events_read'] ~ " events: " ~ counts['valid_events'] ~ " valid, "
         ~ counts['duplicate_copies'] ~ " duplicate copies ignored, " ~ counts['quarantined_events']

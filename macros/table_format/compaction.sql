@@ -79,6 +79,12 @@
 
 
 {% macro visitor_lookup_log_compaction(relation, files_before, partitions, limit, files_after, started) %}
+    {#- Logged, and kept for action_merge_report to add to the model's result. -#}
+    {%- do store_raw_result(
+        'visitor_lookup_compaction',
+        message='1 compaction (' ~ files_before ~ ' files into ' ~ files_after ~ ')',
+        code='compaction',
+    ) -%}
     {%- do log(
         "Visitor lookup: compacted " ~ relation ~ ": " ~ files_before ~ " files in " ~ partitions
         ~ " partitions (more than " ~ limit ~ " per partition) rewritten as " ~ files_after ~ " in "

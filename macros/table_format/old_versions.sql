@@ -3,7 +3,7 @@
     previous version readable (Iceberg snapshots, Delta versions), and its
     files on disk: without expiry the warehouse grows with every run, and the
     files of rows a run replaced stay readable for ever. The last on-run-end
-    hook, after the run lock is released, expires the Iceberg snapshots older
+    hook (visitor_lookup_record_run), after the run lock is released, expires the Iceberg snapshots older
     than visitor_lookup__snapshot_retention_days of every table the project
     keeps, and removes the files no snapshot refers to (docs/design.md, "Old
     versions").
@@ -31,7 +31,8 @@
     {#-
         The tables that outlive a run and exist: the incremental models'
         (the manifest, processed and quarantined events, the lookup tables)
-        and run_lock. The per-run scratch tables are dropped and rebuilt.
+        and the hooks' run_lock and visitor_lookup_runs. The per-run scratch
+        tables are dropped and rebuilt.
     -#}
     {%- set relations = [] -%}
     {%- for node in graph.nodes.values()
@@ -40,6 +41,7 @@
         {%- do relations.append(visitor_lookup_model_relation(node.name)) -%}
     {%- endfor -%}
     {%- do relations.append(visitor_lookup_run_lock_relation()) -%}
+    {%- do relations.append(visitor_lookup_runs_relation()) -%}
     {%- set existing = [] -%}
     {%- for relation in relations -%}
         {%- set found = visitor_lookup_existing(relation) -%}
@@ -53,20 +55,19 @@
 
 {% macro visitor_lookup_expire_old_versions() %}
     {#-
-        on-run-end, last: after a run, build or retry, expire the kept
-        tables' old versions (dispatched per table format: adapter and format,
-        `<adapter>__expire_old_versions_<format>`).
+        After a run, from visitor_lookup_record_run: expire the kept tables'
+        old versions (dispatched per table format: adapter and format,
+        `<adapter>__expire_old_versions_<format>`). Returns how many
+        snapshots it expired, or none when it expires nothing by design
+        (retention 'off', Delta).
     -#}
-    {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] -%}
-        {{ return('') }}
-    {%- endif -%}
     {%- set retention_days = visitor_lookup_snapshot_retention_days() -%}
     {%- if retention_days is none -%}
-        {{ return('') }}
+        {{ return(none) }}
     {%- endif -%}
     {%- set relations = visitor_lookup_kept_relations() -%}
     {%- if not relations -%}
-        {{ return('') }}
+        {{ return(0) }}
     {%- endif -%}
     {%- if visitor_lookup_is_delta_target() -%}
         {{ return(adapter.dispatch('expire_old_versions_delta', 'visitor_lookup')(relations, retention_days)) }}
@@ -94,8 +95,9 @@
     {%- set manifest = visitor_lookup_existing(visitor_lookup_model_relation('base_incremental_manifest')) -%}
     {%- if manifest is not none
         and run_query(visitor_lookup_snapshot_ages(manifest, retention_days)).rows[0]['due'] == 0 -%}
-        {{ return('') }}
+        {{ return(0) }}
     {%- endif -%}
+    {%- set total = namespace(expired=0) -%}
     {%- set ages = [] -%}
     {%- for relation in relations -%}
         {%- do ages.append(visitor_lookup_snapshot_ages(relation, retention_days)) -%}
@@ -111,6 +113,7 @@
             "call spark_catalog.system.remove_orphan_files(table => '" ~ name ~ "', older_than => timestamp '"
             ~ table['orphan_cutoff'] ~ "')"
         ).rows | length -%}
+        {%- set total.expired = total.expired + table['expired'] -%}
         {%- set delete_files = expired['deleted_position_delete_files_count']
             + expired['deleted_equality_delete_files_count'] -%}
         {%- do log(
@@ -122,7 +125,7 @@
             info=True,
         ) -%}
     {%- endfor -%}
-    {{ return('') }}
+    {{ return(total.expired) }}
 {% endmacro %}
 
 
@@ -167,5 +170,5 @@
         "Visitor lookup: Delta tables keep their old versions' files until VACUUM removes them "
         ~ "(README, \"Storage\"); var visitor_lookup__snapshot_retention_days applies to Iceberg tables."
     ) -%}
-    {{ return('') }}
+    {{ return(none) }}
 {% endmacro %}

@@ -12,6 +12,27 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_relation_beside_manifest(identifier) %}
+    {#- A table the hooks keep (run_lock, visitor_lookup_runs): in the manifest's schema. -#}
+    {%- set manifest = visitor_lookup_model_relation('base_incremental_manifest') -%}
+    {{ return(api.Relation.create(database=manifest.database, schema=manifest.schema, identifier=identifier)) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_kept_table_options() %}
+    {#- The `using` and `tblproperties` clauses of a table the hooks create and keep. -#}
+    using {{ visitor_lookup_table_format() }}
+    {%- set properties = visitor_lookup_table_properties() %}
+    {%- if properties %}
+    tblproperties (
+        {%- for name, value in properties.items() %}
+        '{{ name }}' = '{{ value }}'{{ ',' if not loop.last }}
+        {%- endfor %}
+    )
+    {%- endif %}
+{% endmacro %}
+
+
 {% macro visitor_lookup_existing(relation) %}
     {#- The relation as the warehouse has it, or none when it does not exist yet. -#}
     {{ return(adapter.get_relation(

@@ -15,7 +15,10 @@
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         partition_by=visitor_lookup_lookup_partition_by(),
         tblproperties=visitor_lookup_lookup_table_properties(),
-        post_hook="{{ visitor_lookup_compact_when_fragmented(this) }}",
+        post_hook=[
+            "{{ visitor_lookup_compact_when_fragmented(this) }}",
+            "{{ action_merge_report(this) }}",
+        ],
         tags=['visitor_lookup_incremental'],
     )
 }}

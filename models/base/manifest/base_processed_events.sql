@@ -15,6 +15,7 @@
         alias='processed_events',
         incremental_strategy='action_merge',
         meta={'action_merge_append_inserts': true},
+        post_hook="{{ action_merge_report(this) }}",
         unique_key='event_id',
         tags=['visitor_lookup_incremental'],
     )

@@ -15,6 +15,7 @@
         alias='quarantined_events',
         incremental_strategy='action_merge',
         meta={'action_merge_append_inserts': true},
+        post_hook="{{ action_merge_report(this) }}",
         unique_key='quarantine_key',
         tags=['visitor_lookup_incremental'],
     )
