@@ -41,6 +41,14 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_runs_erasure_columns() %}
+    {#- The run history's last columns, added by ALTER TABLE to a table created before them. -#}
+    erasure_requests_done int,
+    events_erased bigint,
+    quarantined_erased bigint
+{% endmacro %}
+
+
 {% macro visitor_lookup_record_run(results) %}
     {#-
         on-run-end, last, after the run lock is released (a failure here
@@ -68,6 +76,7 @@
     {%- endfor -%}
     {%- set expired = none if stopped.at_start else visitor_lookup_expire_old_versions() -%}
     {%- set window = visitor_lookup_result_counts(models.get('base_events_this_run')) -%}
+    {%- set erasure = visitor_lookup_result_counts(models.get('base_erased_events_this_run')) -%}
     {%- set changed = {} -%}
     {%- set compactions = namespace(count=0) -%}
     {%- for name in visitor_lookup_history_tables() -%}
@@ -106,9 +115,15 @@
             {{ name }}_deleted bigint,
             {%- endfor %}
             compactions int,
-            snapshots_expired int
+            snapshots_expired int,
+            {{ visitor_lookup_runs_erasure_columns() }}
         )
         {{ visitor_lookup_kept_table_options() }}
+    {%- endcall -%}
+    {%- elif 'events_erased' not in adapter.get_columns_in_relation(runs) | map(attribute='name') | list -%}
+    {#- A table created before erasure existed: its columns come last, as in a new one. -#}
+    {%- call statement('visitor_lookup_add_runs_erasure_columns') -%}
+        alter table {{ runs }} add columns ({{ visitor_lookup_runs_erasure_columns() }})
     {%- endcall -%}
     {%- endif -%}
     {%- call statement('visitor_lookup_record_run') -%}
@@ -136,7 +151,10 @@
             {{ visitor_lookup_number(changed[name].get('deleted')) }} as {{ name }}_deleted,
             {%- endfor %}
             {{ compactions.count }} as compactions,
-            {{ visitor_lookup_number(expired) }} as snapshots_expired
+            {{ visitor_lookup_number(expired) }} as snapshots_expired,
+            {{ visitor_lookup_number(erasure.get('requests')) }} as erasure_requests_done,
+            {{ visitor_lookup_number(erasure.get('events')) }} as events_erased,
+            {{ visitor_lookup_number(erasure.get('quarantined')) }} as quarantined_erased
         from (
             {%- if limits_built %}
             select

@@ -12,7 +12,16 @@
         {{ return('') }}
     {%- endif -%}
     {%- set limit = visitor_lookup_var_whole_number('visitor_lookup__compact_at_files_per_partition', 0) -%}
-    {%- if limit == 0 or action_merge_has_nothing_to_merge() -%}
+    {%- if action_merge_has_nothing_to_merge() -%}
+        {{ return('') }}
+    {%- endif -%}
+    {#-
+        A run that erased events compacts whatever the limit: merge-on-read
+        only marks the erased rows deleted, and the data files that still
+        hold them stay current until rewritten (spec §7).
+    -#}
+    {%- set erasing = visitor_lookup_erasing_sql() -%}
+    {%- if limit == 0 and not run_query('select ' ~ erasing ~ ' as erasing').rows[0]['erasing'] -%}
         {{ return('') }}
     {%- endif -%}
     {#- Dispatched per table format (and adapter: `<adapter>__compact_when_fragmented_<format>`). -#}
@@ -20,6 +29,13 @@
         {{ return(adapter.dispatch('compact_when_fragmented_delta', 'visitor_lookup')(relation, limit)) }}
     {%- endif -%}
     {{ return(adapter.dispatch('compact_when_fragmented_iceberg', 'visitor_lookup')(relation, limit)) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_erasing_sql() %}
+    {#- A scalar subquery, true when this run's cookie changes include cookies an erasure took events from. -#}
+    {%- set changes = visitor_lookup_model_relation('base_cookie_changes_this_run') -%}
+    {{ return('(select coalesce(bool_or(erased), false) from ' ~ changes ~ ')') }}
 {% endmacro %}
 
 
@@ -37,15 +53,19 @@
     {#- An unpartitioned table is one partition: its .partitions metadata table has one row. -#}
     {%- set layout = run_query(
         "select (select count(*) from " ~ relation ~ ".files) as files, "
-        ~ "(select count(*) from " ~ relation ~ ".partitions) as partitions"
+        ~ "(select count(*) from " ~ relation ~ ".partitions) as partitions, "
+        ~ visitor_lookup_erasing_sql() ~ " as erasing"
     ).rows[0] -%}
-    {%- if layout['files'] <= limit * layout['partitions'] -%}
+    {%- if layout['files'] <= limit * layout['partitions'] and not layout['erasing'] -%}
         {{ return('') }}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.now() -%}
     {%- do run_query("insert overwrite table " ~ relation ~ " select * from " ~ relation) -%}
     {%- set after = run_query("select count(*) as files from " ~ relation ~ ".files").rows[0] -%}
-    {%- do visitor_lookup_log_compaction(relation, layout['files'], layout['partitions'], limit, after['files'], started) -%}
+    {%- do visitor_lookup_log_compaction(
+        relation, layout['files'], layout['partitions'], visitor_lookup_compaction_reason(layout['erasing'], limit),
+        after['files'], started
+    ) -%}
     {{ return('') }}
 {% endmacro %}
 
@@ -67,18 +87,27 @@
             ~ " from " ~ relation ~ ")"
         ).rows[0]['partitions'] -%}
     {%- endif -%}
-    {%- if detail['numFiles'] <= limit * [partitions, 1] | max -%}
+    {%- set erasing = run_query('select ' ~ visitor_lookup_erasing_sql() ~ ' as erasing').rows[0]['erasing'] -%}
+    {%- if detail['numFiles'] <= limit * [partitions, 1] | max and not erasing -%}
         {{ return('') }}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.now() -%}
     {%- do run_query("optimize " ~ relation) -%}
     {%- set after = run_query("describe detail " ~ relation).rows[0] -%}
-    {%- do visitor_lookup_log_compaction(relation, detail['numFiles'], partitions, limit, after['numFiles'], started) -%}
+    {%- do visitor_lookup_log_compaction(
+        relation, detail['numFiles'], partitions, visitor_lookup_compaction_reason(erasing, limit),
+        after['numFiles'], started
+    ) -%}
     {{ return('') }}
 {% endmacro %}
 
 
-{% macro visitor_lookup_log_compaction(relation, files_before, partitions, limit, files_after, started) %}
+{% macro visitor_lookup_compaction_reason(erasing, limit) %}
+    {{ return('erased rows' if erasing else 'more than ' ~ limit ~ ' per partition') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_log_compaction(relation, files_before, partitions, reason, files_after, started) %}
     {#- Logged, and kept for action_merge_report to add to the model's result. -#}
     {%- do store_raw_result(
         'visitor_lookup_compaction',
@@ -87,7 +116,7 @@
     ) -%}
     {%- do log(
         "Visitor lookup: compacted " ~ relation ~ ": " ~ files_before ~ " files in " ~ partitions
-        ~ " partitions (more than " ~ limit ~ " per partition) rewritten as " ~ files_after ~ " in "
+        ~ " partitions (" ~ reason ~ ") rewritten as " ~ files_after ~ " in "
         ~ ((modules.datetime.datetime.now() - started).total_seconds() | round(1)) ~ " s",
         info=True,
     ) -%}

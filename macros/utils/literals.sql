@@ -26,3 +26,12 @@
     {%- set length = visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
     {{ return("substring(" ~ cookie_column ~ ", 1, " ~ length ~ ")") }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_string_literal(value) %}
+    {#- A Spark string literal of any text (quotes and backslashes escaped), or a typed NULL. -#}
+    {%- if value is none -%}
+        {{ return('cast(null as string)') }}
+    {%- endif -%}
+    {{ return("'" ~ (value | string).replace('\\', '\\\\').replace("'", "\\'") ~ "'") }}
+{% endmacro %}

@@ -4,6 +4,10 @@
         hooks, where ref() is not). By package name, not project_name, which
         names the host project when this one is installed as a package.
     -#}
+    {%- if not execute -%}
+        {#- Parsing: the graph is not there yet; a name to render, never queried. -#}
+        {{ return(api.Relation.create(identifier=model_name)) }}
+    {%- endif -%}
     {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.package_name == 'visitor_lookup' and node.name == model_name -%}
         {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) }}
@@ -34,7 +38,10 @@
 
 
 {% macro visitor_lookup_existing(relation) %}
-    {#- The relation as the warehouse has it, or none when it does not exist yet. -#}
+    {#- The relation as the warehouse has it, or none when it does not exist yet (or while parsing). -#}
+    {%- if not execute -%}
+        {{ return(none) }}
+    {%- endif -%}
     {{ return(adapter.get_relation(
         database=relation.database, schema=relation.schema, identifier=relation.identifier
     )) }}
@@ -50,6 +57,12 @@
     {%- if is_incremental() -%}
         {{ return(this) }}
     {%- endif -%}
+    {{ return(visitor_lookup_empty_relation(columns)) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_empty_relation(columns) %}
+    {#- A relation with the given columns ({name: type}, in order) and no row. -#}
     {%- set casts = [] -%}
     {%- for name, type in columns.items() -%}
         {%- do casts.append('cast(null as ' ~ type ~ ') as ' ~ name) -%}

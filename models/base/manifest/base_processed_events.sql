@@ -5,6 +5,9 @@
     stored one replaces it, and the row keeps the replaced copy's cookie and
     landed so the lookup models can recompute what that copy had shaped.
     run_number says which run stored the row (base_cookie_changes_this_run).
+    An erased event (spec §7) is deleted, or replaced by its best copy that
+    no request names; a row that remembers an erased cookie as replaced
+    forgets it. erased_cookies, written first, keeps the cookies to recompute.
 -#}
 {{
     config(
@@ -21,6 +24,8 @@
     )
 }}
 
+-- depends_on: {{ ref('base_erased_cookies') }}
+
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) %}
 
 with new_events as (
@@ -34,20 +39,50 @@ with new_events as (
     from {{ ref('base_new_events_this_run') }}
 ),
 
+erasures as (
+    select
+        kind,
+        event_id
+    from {{ ref('base_erased_events_this_run') }}
+    where kind in ('event', 'replaced')
+),
+
+erased_event_ids as (
+    select distinct event_id
+    from erasures
+    where kind = 'event'
+),
+
 stored_events as (
     select
         event_id,
         visitor_cookie_id,
         user_id,
         landed,
-        loaded_at
+        loaded_at,
+        vcid_first_two,
+        run_number
     from {{ visitor_lookup_this_or_empty({
         'event_id': 'string',
         'visitor_cookie_id': 'string',
         'user_id': 'string',
         'landed': 'timestamp',
         'loaded_at': 'timestamp',
+        'vcid_first_two': 'string',
+        'run_number': 'int',
     }) }}
+),
+
+remaining_stored_events as (
+    select
+        stored_events.event_id,
+        stored_events.visitor_cookie_id,
+        stored_events.user_id,
+        stored_events.landed,
+        stored_events.loaded_at
+    from stored_events
+    left anti join erased_event_ids
+        on stored_events.event_id = erased_event_ids.event_id
 ),
 
 stored_copies as (
@@ -59,7 +94,7 @@ stored_copies as (
         stored_events.user_id,
         stored_events.landed,
         stored_events.loaded_at
-    from stored_events
+    from remaining_stored_events as stored_events
     inner join new_events
         on stored_events.event_id = new_events.event_id
 ),
@@ -72,7 +107,7 @@ compared_copies as (
         new_events.landed,
         new_events.loaded_at,
         new_events.vcid_first_two,
-        stored_copies.event_id is not null as replaces_stored,
+        stored_copies.event_id is not null or erased_event_ids.event_id is not null as replaces_stored,
         stored_copies.visitor_cookie_id as stored_visitor_cookie_id,
         stored_copies.landed as stored_landed,
         stored_copies.event_id is null
@@ -82,6 +117,8 @@ compared_copies as (
     from new_events
     left join stored_copies
         on new_events.event_id = stored_copies.event_id
+    left join erased_event_ids
+        on new_events.event_id = erased_event_ids.event_id
 ),
 
 events_to_store as (
@@ -98,6 +135,70 @@ events_to_store as (
         case when replaces_stored then 'update' else 'insert' end as merge_action
     from compared_copies
     where comes_first
+),
+
+events_left_without_copy as (
+    -- erased, and no copy that no request names was ever loaded
+    select erased_event_ids.event_id
+    from erased_event_ids
+    left anti join new_events
+        on erased_event_ids.event_id = new_events.event_id
+),
+
+forgotten_replacements as (
+    -- rows that remember an erased cookie as a replaced copy's: the same row, without it
+    select /*+ broadcast(erasures) */
+        stored_events.event_id,
+        stored_events.visitor_cookie_id,
+        stored_events.user_id,
+        stored_events.landed,
+        stored_events.loaded_at,
+        stored_events.vcid_first_two
+    from stored_events
+    left semi join erasures
+        on stored_events.event_id = erasures.event_id and erasures.kind = 'replaced'
+    left anti join erased_event_ids
+        on stored_events.event_id = erased_event_ids.event_id
+    left anti join new_events
+        on stored_events.event_id = new_events.event_id
+),
+
+changes as (
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at,
+        vcid_first_two,
+        replaced_visitor_cookie_id,
+        replaced_landed,
+        merge_action
+    from events_to_store
+    union all
+    select
+        event_id,
+        null as visitor_cookie_id,
+        null as user_id,
+        null as landed,
+        null as loaded_at,
+        null as vcid_first_two,
+        null as replaced_visitor_cookie_id,
+        null as replaced_landed,
+        'delete' as merge_action
+    from events_left_without_copy
+    union all
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at,
+        vcid_first_two,
+        null as replaced_visitor_cookie_id,
+        null as replaced_landed,
+        'update' as merge_action
+    from forgotten_replacements
 )
 
 select
@@ -113,4 +214,6 @@ select
     replaced_visitor_cookie_id,
     replaced_landed,
     {{ limits.run_number }} as run_number
-from events_to_store
+from changes
+-- a full build has no stored row to delete
+where {{ 'true' if is_incremental() else "merge_action != 'delete'" }}

@@ -4,7 +4,8 @@
     NULL loaded_at) is recorded once; identical copies are one row. A stored
     row never changes: a run appends the keys it does not hold yet
     (action_merge with appended inserts: no MERGE, no join that shuffles
-    the table).
+    the table). A row that carries an id named by an erasure request is
+    deleted (spec §7).
 -#}
 {{
     config(
@@ -82,18 +83,50 @@ new_events as (
     left anti join stored_keys
         on distinct_events.quarantine_key = stored_keys.quarantine_key
     where distinct_events.copy_rank = 1
+),
+
+erased_keys as (
+    select distinct quarantine_key
+    from {{ ref('base_erased_events_this_run') }}
+    where kind = 'quarantined'
+),
+
+changes as (
+    select
+        quarantine_key,
+        event_id,
+        received_visitor_cookie_id as visitor_cookie_id,
+        received_user_id as user_id,
+        landed,
+        loaded_at,
+        invalid_reason,
+        'insert' as merge_action
+    from new_events
+    {%- if is_incremental() %}
+    union all
+    select
+        quarantine_key,
+        null as event_id,
+        null as visitor_cookie_id,
+        null as user_id,
+        null as landed,
+        null as loaded_at,
+        null as invalid_reason,
+        'delete' as merge_action
+    from erased_keys
+    {%- endif %}
 )
 
 select
     {% if is_incremental() -%}
-    'insert' as merge_action,
+    merge_action,
     {% endif -%}
     quarantine_key,
     event_id,
-    received_visitor_cookie_id as visitor_cookie_id,
-    received_user_id as user_id,
+    visitor_cookie_id,
+    user_id,
     landed,
     loaded_at,
     invalid_reason,
     current_timestamp() as first_quarantined_at
-from new_events
+from changes

@@ -8,6 +8,8 @@
     that failed half-way stay above that number until every model has
     succeeded again, so the next runs repair them. Events a run merely reads
     again (lookback, re-delivery) change nothing and touch no cookie.
+    The cookies erased events stood on come from erased_cookies, kept until
+    every model has recomputed them the same way.
 -#}
 {{ config(materialized='table', schema=visitor_lookup_schema(), file_format=visitor_lookup_scratch_file_format()) }}
 
@@ -24,21 +26,49 @@ with unprocessed_events as (
     where run_number > {{ limits.confirmed_run_number }}
 ),
 
+erased_cookies as (
+    select
+        visitor_cookie_id,
+        earliest_landed,
+        user_changed_from
+    from {{ ref('base_erased_cookies') }}
+    where run_number > {{ limits.confirmed_run_number }}
+),
+
 touches as (
     select
         visitor_cookie_id,
         landed,
         user_id is not null as with_user,
-        false as removes_event
+        false as removes_event,
+        false as erased
     from unprocessed_events
     union all
     select
         replaced_visitor_cookie_id as visitor_cookie_id,
         replaced_landed as landed,
         true as with_user,
-        true as removes_event
+        true as removes_event,
+        false as erased
     from unprocessed_events
     where replaced_visitor_cookie_id is not null
+    union all
+    select
+        visitor_cookie_id,
+        earliest_landed as landed,
+        false as with_user,
+        true as removes_event,
+        true as erased
+    from erased_cookies
+    union all
+    select
+        visitor_cookie_id,
+        user_changed_from as landed,
+        true as with_user,
+        true as removes_event,
+        true as erased
+    from erased_cookies
+    where user_changed_from is not null
 )
 
 select
@@ -46,6 +76,7 @@ select
     {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two,
     min(case when not removes_event then landed end) as earliest_new_landed,
     min(case when removes_event then landed end) as earliest_removed_landed,
-    min(case when with_user then landed end) as user_changed_from
+    min(case when with_user then landed end) as user_changed_from,
+    bool_or(erased) as erased
 from touches
 group by visitor_cookie_id

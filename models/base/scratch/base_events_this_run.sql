@@ -1,7 +1,10 @@
 {#-
     Every event with loaded_at inside this run's range, normalised, each
     marked with why it is invalid (NULL when valid) and, among valid copies
-    of one event_id, its rank (1 = the copy that counts).
+    of one event_id, its rank (1 = the copy that counts). Copies that carry
+    an id named by an erasure request never enter (spec §7); when this run
+    erases stored events, every other copy of them loaded up to the upper
+    limit is read again, so the best that remains takes their place.
 -#}
 {{
     config(
@@ -14,6 +17,9 @@
 
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) -%}
 {%- set max_skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
+{%- set erasures_relation = ref('base_erased_events_this_run') -%}
+{%- set requests_relation = visitor_lookup_erasure_requests_relation() -%}
+{%- set erasure = visitor_lookup_erasure_reads(erasures_relation) %}
 
 with source_events as (
     select
@@ -24,6 +30,15 @@ with source_events as (
         loaded_at
     from {{ source('visitor_lookup', 'pageviews') }}
 ),
+
+{%- if erasure.erased_events > 0 %}
+
+erased_event_ids as (
+    select distinct event_id
+    from {{ erasures_relation }}
+    where kind = 'event'
+),
+{%- endif %}
 
 events_in_window as (
     -- Events without loaded_at fall in no range: every run reads them, the quarantine keeps them once.
@@ -38,6 +53,10 @@ events_in_window as (
         loaded_at between {{ visitor_lookup_timestamp_literal(limits.lower_limit) }}
         and {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
         or loaded_at is null
+        {%- if erasure.erased_events > 0 %}
+        or loaded_at <= {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
+        and cast(event_id as string) in (select erased_event_ids.event_id from erased_event_ids)
+        {%- endif %}
 ),
 
 normalised_events as (
@@ -51,6 +70,44 @@ normalised_events as (
         cast(user_id as string) as received_user_id
     from events_in_window
 ),
+{%- if erasure.requests > 0 %}
+
+requested_ids as (
+    select
+        {{ visitor_lookup_normalise_id('user_id') }} as user_id,
+        {{ visitor_lookup_normalise_id('visitor_cookie_id') }} as visitor_cookie_id
+    from {{ requests_relation }}
+),
+
+requested_users as (
+    select distinct user_id
+    from requested_ids
+    where user_id is not null
+),
+
+requested_cookies as (
+    select distinct visitor_cookie_id
+    from requested_ids
+    where visitor_cookie_id is not null
+),
+
+remaining_events as (
+    -- the copies no erasure request names
+    select /*+ broadcast(requested_users, requested_cookies) */
+        normalised_events.event_id,
+        normalised_events.visitor_cookie_id,
+        normalised_events.user_id,
+        normalised_events.landed,
+        normalised_events.loaded_at,
+        normalised_events.received_visitor_cookie_id,
+        normalised_events.received_user_id
+    from normalised_events
+    left anti join requested_users
+        on normalised_events.user_id = requested_users.user_id
+    left anti join requested_cookies
+        on normalised_events.visitor_cookie_id = requested_cookies.visitor_cookie_id
+),
+{%- endif %}
 
 checked_events as (
     select
@@ -69,7 +126,7 @@ checked_events as (
             when landed > loaded_at + interval {{ max_skew_minutes }} minutes
                 then 'landed is more than {{ max_skew_minutes }} minutes after loaded_at'
         end as invalid_reason
-    from normalised_events
+    from {{ 'remaining_events' if erasure.requests > 0 else 'normalised_events' }}
 ),
 
 ranked_copies as (

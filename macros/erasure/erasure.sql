@@ -1,0 +1,185 @@
+{#-
+    Erasure on request (spec §7). A team adds requests to the table
+    erasure_requests, beside the manifest: each names a user id or a cookie
+    id. The next run removes every stored copy that carries one
+    (base_erased_events_this_run lists them; processed_events and
+    quarantined_events delete them; erased_cookies carries the cookies to
+    recompute), and every later run keeps such copies out
+    (base_events_this_run). erasure_log records each request once done.
+-#}
+
+{% macro visitor_lookup_erasure_requests_relation() %}
+    {{ return(visitor_lookup_relation_beside_manifest('erasure_requests')) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_prepare_erasure_requests() %}
+    {#-
+        on-run-start: create erasure_requests when it does not exist yet, and
+        stop the run, before any model, when a request names neither id.
+    -#}
+    {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set requests = visitor_lookup_erasure_requests_relation() -%}
+    {%- if visitor_lookup_existing(requests) is none -%}
+        {%- call statement('visitor_lookup_create_erasure_requests') -%}
+            create table if not exists {{ requests }} (
+                request_id string,
+                user_id string,
+                visitor_cookie_id string,
+                requested_at timestamp
+            )
+            {{ visitor_lookup_kept_table_options() }}
+        {%- endcall -%}
+        {%- do adapter.cache_added(requests.incorporate(type='table')) -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set query -%}
+        select coalesce(request_id, 'NULL') as request_id
+        from {{ requests }}
+        where
+            {{ visitor_lookup_normalise_id('user_id') }} is null
+            and {{ visitor_lookup_normalise_id('visitor_cookie_id') }} is null
+            or request_id is null
+        limit 5
+    {%- endset -%}
+    {%- set bad = run_query(query).columns[0].values() -%}
+    {%- if bad -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: erasure request(s) " ~ bad | join(', ') ~ " in " ~ requests
+            ~ " must have a request_id and name a user_id or a visitor_cookie_id. Fix or delete them; "
+            ~ "this run changed nothing."
+        ) }}
+    {%- endif -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_request_erasure(user_id=none, visitor_cookie_id=none, request_id=none) %}
+    {#-
+        dbt run-operation visitor_lookup_request_erasure --args '{user_id: "u-42"}': add a request (a
+        user id, a cookie id or both) for the next run; the request id defaults to a new UUID.
+    -#}
+    {%- set ids = {'user_id': user_id, 'visitor_cookie_id': visitor_cookie_id} -%}
+    {%- set named = [] -%}
+    {%- for name, value in ids.items() if value is not none and value | string | trim -%}
+        {%- do named.append(name) -%}
+    {%- endfor -%}
+    {%- if not named -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: an erasure request names a user_id or a visitor_cookie_id, got neither. "
+            ~ "Example: dbt run-operation visitor_lookup_request_erasure --args '{user_id: \"u-42\"}'"
+        ) }}
+    {%- endif -%}
+    {%- do visitor_lookup_prepare_erasure_requests() -%}
+    {%- set requests = visitor_lookup_erasure_requests_relation() -%}
+    {%- call statement('visitor_lookup_add_erasure_request') -%}
+        insert into {{ requests }}
+        select
+            coalesce({{ visitor_lookup_string_literal(request_id) }}, uuid()) as request_id,
+            {{ visitor_lookup_string_literal(user_id) }} as user_id,
+            {{ visitor_lookup_string_literal(visitor_cookie_id) }} as visitor_cookie_id,
+            current_timestamp() as requested_at
+    {%- endcall -%}
+    {%- do log("Visitor lookup: erasure of " ~ named | join(' and ') ~ " requested; the next run does it.", info=True) -%}
+{% endmacro %}
+
+
+{% macro visitor_lookup_erasure_request_counts() %}
+    {#-
+        How many requests erasure_requests holds, and how many of them are
+        pending (not in erasure_log yet), read once by the model that needs
+        them; zero while parsing or before the table exists.
+    -#}
+    {%- set requests = visitor_lookup_erasure_requests_relation() -%}
+    {%- if not execute or visitor_lookup_existing(requests) is none -%}
+        {{ return({'requests': 0, 'pending': 0}) }}
+    {%- endif -%}
+    {%- set log_relation = visitor_lookup_existing(visitor_lookup_model_relation('base_erasure_log')) -%}
+    {%- set query -%}
+        select
+            count(*) as requests,
+            {%- if log_relation is none %}
+            count(*) as pending
+            {%- else %}
+            count_if(request_id not in (select done.request_id from {{ log_relation }} as done)) as pending
+            {%- endif %}
+        from {{ requests }}
+    {%- endset -%}
+    {{ return(run_query(query).rows[0]) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_erasure_rows(erasures_relation, kinds, kept_relation=none) %}
+    {#-
+        How many rows of base_erased_events_this_run have one of these kinds,
+        plus every row of kept_relation when given: a model that erases
+        nothing this run merges nothing. One while parsing or on a first build.
+    -#}
+    {%- if not execute or not is_incremental() -%}
+        {{ return(1) }}
+    {%- endif -%}
+    {%- set query -%}
+        select
+            (select count(*) from {{ erasures_relation }} where kind in ('{{ kinds | join("', '") }}'))
+            {%- if kept_relation is not none %}
+            + (select count(*) from {{ kept_relation }})
+            {%- endif %} as found
+    {%- endset -%}
+    {{ return(run_query(query).rows[0]['found']) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_erasure_reads(erasures_relation) %}
+    {#-
+        What base_events_this_run does for erasures this run: `requests`, how
+        many requests exist (their ids are kept out), and `erased_events`,
+        how many stored events this run erases (their other copies are read
+        again). Zero while parsing or before erasure_requests exists.
+    -#}
+    {%- set requests = visitor_lookup_erasure_requests_relation() -%}
+    {%- if not execute or visitor_lookup_existing(requests) is none -%}
+        {{ return({'requests': 0, 'erased_events': 0}) }}
+    {%- endif -%}
+    {%- set query -%}
+        select
+            (select count(*) from {{ requests }}) as requests,
+            (select count(*) from {{ erasures_relation }} where kind = 'event') as erased_events
+    {%- endset -%}
+    {{ return(run_query(query).rows[0]) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_log_erasure(erased_events) %}
+    {#-
+        Post-hook of base_erased_events_this_run: log what this run erases
+        and make it the model's result (dbt's line, the run history).
+    -#}
+    {%- if not execute -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set query -%}
+        select
+            count_if(kind = 'request') as requests,
+            count(distinct case when kind = 'event' then event_id end) as events,
+            count(distinct quarantine_key) as quarantined
+        from {{ erased_events }}
+    {%- endset -%}
+    {%- set counts = run_query(query).rows[0] -%}
+    {%- do store_raw_result(
+        'main',
+        message=counts['requests'] ~ ' requests, ' ~ counts['events'] ~ ' events erased, '
+            ~ counts['quarantined'] ~ ' quarantined erased',
+        code='erasure',
+        rows_affected=counts['events'],
+    ) -%}
+    {%- if counts['requests'] > 0 -%}
+        {%- do log(
+            "Visitor lookup: erasing " ~ counts['requests'] ~ " request(s): " ~ counts['events']
+            ~ " processed events and " ~ counts['quarantined'] ~ " quarantined rows",
+            info=True,
+        ) -%}
+    {%- endif -%}
+    {{ return('') }}
+{% endmacro %}

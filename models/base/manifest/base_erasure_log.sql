@@ -1,0 +1,60 @@
+{#-
+    One row per erasure request done: when it was asked and done, by which
+    run, and how many stored events and quarantined rows it erased. Written
+    after processed_events and the quarantine have deleted them, so a run
+    that fails before leaves the request pending and the next run does it.
+    Holds no user or cookie id.
+-#}
+{{
+    config(
+        materialized='incremental',
+        schema=visitor_lookup_schema(),
+        file_format=visitor_lookup_table_format(),
+        tblproperties=visitor_lookup_table_properties(),
+        alias='erasure_log',
+        incremental_strategy='action_merge',
+        meta={'action_merge_append_inserts': true},
+        unique_key='request_id',
+    )
+}}
+
+-- depends_on: {{ ref('base_processed_events') }}
+-- depends_on: {{ ref('base_quarantined_events') }}
+
+{%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) -%}
+{%- set erasures_relation = ref('base_erased_events_this_run') -%}
+{%- set requests = visitor_lookup_erasure_rows(erasures_relation, ['request']) %}
+
+{{ action_merge_nothing_to_merge(requests == 0) }}
+
+with erasures as (
+    select
+        request_id,
+        kind,
+        event_id,
+        quarantine_key,
+        requested_at
+    from {{ erasures_relation }}
+),
+
+requests_done as (
+    select
+        request_id,
+        max(requested_at) as requested_at,
+        count(distinct case when kind = 'event' then event_id end) as events_erased,
+        count(distinct quarantine_key) as quarantined_erased
+    from erasures
+    group by request_id
+)
+
+select
+    {% if is_incremental() -%}
+    'insert' as merge_action,
+    {% endif -%}
+    request_id,
+    requested_at,
+    current_timestamp() as erased_at,
+    {{ limits.run_number }} as run_number,
+    events_erased,
+    quarantined_erased
+from requests_done
