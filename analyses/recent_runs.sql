@@ -26,7 +26,8 @@ with runs as (
         visitor_lookup_spans_updated,
         visitor_lookup_spans_deleted,
         compactions,
-        snapshots_expired
+        snapshots_expired,
+        events_erased
     from {{ runs_relation }}
 ),
 
@@ -52,7 +53,8 @@ runs_with_duration as (
         + coalesce(visitor_lookup_spans_updated, 0)
         + coalesce(visitor_lookup_spans_deleted, 0) as visitor_lookup_spans_changed,
         compactions,
-        snapshots_expired
+        snapshots_expired,
+        events_erased
     from runs
 )
 
@@ -68,6 +70,7 @@ select
     visitor_lookup_spans_changed,
     compactions,
     snapshots_expired,
+    events_erased,
     quarantined_events,
     failed,
     lower_limit,

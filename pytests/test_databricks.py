@@ -53,7 +53,12 @@ def test_every_model_is_a_delta_table_and_the_strategy_is_ours(tmp_path: Path) -
     }
     assert {name: config["file_format"] for name, config in tables.items()} == dict.fromkeys(tables, "delta")
     incremental = {name for name, config in tables.items() if config["materialized"] == "incremental"}
-    assert incremental == {*INCREMENTAL_MODELS, "base_incremental_manifest"}
+    assert incremental == {
+        *INCREMENTAL_MODELS,
+        "base_incremental_manifest",
+        "base_erased_cookies",
+        "base_erasure_log",
+    }
     assert {tables[name]["incremental_strategy"] for name in incremental} == {"action_merge"}
 
 

@@ -151,12 +151,27 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_no_erasure_pending(none_pending) %}
+    {#-
+        A marker base_erased_events_this_run renders when no request is
+        pending, so its post-hook knows it has nothing to count.
+    -#}
+    {{ return('-- visitor_lookup: no erasure pending' if none_pending else '') }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_log_erasure(erased_events) %}
     {#-
         Post-hook of base_erased_events_this_run: log what this run erases
         and make it the model's result (dbt's line, the run history).
     -#}
     {%- if not execute -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- if visitor_lookup_no_erasure_pending(true) in model.compiled_code -%}
+        {%- do store_raw_result(
+            'main', message='0 requests, 0 events erased, 0 quarantined erased', code='erasure', rows_affected=0
+        ) -%}
         {{ return('') }}
     {%- endif -%}
     {%- set query -%}

@@ -24,6 +24,8 @@
 {%- set quarantine_relation = visitor_lookup_existing(visitor_lookup_model_relation('base_quarantined_events')) -%}
 {%- set any_pending = counts.pending > 0 %}
 
+{{ visitor_lookup_no_erasure_pending(not any_pending) }}
+
 with requests as (
     select
         request_id,
