@@ -106,7 +106,7 @@ def test_hand_made_erasures_are_exact_and_never_come_back(scenario: Scenario) ->
     assert erasure_history(scenario) == {1: (0, 0, 0), 2: (1, 4, 1)}
     assert scenario.logged("Visitor lookup: erasing 1 request(s): 4 processed events and 1 quarantined rows")
 
-    # ann comes back, and a late copy of an erased event says ann again; c5 is asked to go
+    # ann comes back, and a late copy of an erased event says ann again; c5, and c2 (bob's too), are asked to go
     second = [
         Raw("b1", "c1", "ann", ts("2026-01-06 09:00"), ts("2026-01-06 10:00")),
         Raw("b2", "c7", "ann", ts("2026-01-06 09:00"), ts("2026-01-06 10:00")),
@@ -114,11 +114,14 @@ def test_hand_made_erasures_are_exact_and_never_come_back(scenario: Scenario) ->
         Raw("b3", "c5", "cy", ts("2026-01-06 09:30"), ts("2026-01-06 10:00")),
     ]
     requests.add(scenario, "r-c5", cookie="c5")
+    requests.add(scenario, "r-c2", cookie="c2")
     scenario.write_events(second)
     scenario.dbt("run", vars=VARS)
     seen = first + second
     assert_exact(scenario, seen, requests)
-    assert erasure_log(scenario) == {"r-ann": (2, 4, 1), "r-c5": (3, 1, 1)}  # a8 (b3 never entered), q2
+    # r-c5: a8 (b3 never entered) and q2; r-c2: bob's a3 and a5
+    assert erasure_log(scenario) == {"r-ann": (2, 4, 1), "r-c5": (3, 1, 1), "r-c2": (3, 2, 0)}
+    assert not scenario.sql("select * from {schema}.visitor_lookup where visitor_cookie_id in ('c2', 'c5')")
 
     # runs with nothing to erase, then a rebuild from every raw event: nothing erased comes back
     scenario.dbt("run", vars=VARS)
