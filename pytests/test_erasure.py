@@ -106,7 +106,7 @@ def test_hand_made_erasures_are_exact_and_never_come_back(scenario: Scenario) ->
     assert erasure_history(scenario) == {1: (0, 0, 0), 2: (1, 4, 1)}
     assert scenario.logged("Visitor lookup: erasing 1 request(s): 4 processed events and 1 quarantined rows")
 
-    # ann comes back, and a late copy of an erased event says ann again; c5, and c2 (bob's too), are asked to go
+    # ann comes back, a late copy of an erased event says ann again; c5 and c2 (bob's too) are asked to go
     second = [
         Raw("b1", "c1", "ann", ts("2026-01-06 09:00"), ts("2026-01-06 10:00")),
         Raw("b2", "c7", "ann", ts("2026-01-06 09:00"), ts("2026-01-06 10:00")),

@@ -99,7 +99,16 @@ erased_events as (
 ),
 
 remembered_cookies as (
-    -- stored events that remember a requested cookie as the one a replaced copy stood on
+    -- the cookie an erased event's replaced copy stood on may still wait for its recount (a run failed
+    -- half-way); and stored events that remember a requested cookie as the one a replaced copy stood on
+    select
+        request_id,
+        event_id,
+        replaced_visitor_cookie_id,
+        replaced_landed
+    from erased_events
+    where replaced_visitor_cookie_id is not null
+    union all
     select /*+ broadcast(pending_requests) */
         pending_requests.request_id,
         stored_events.event_id,
@@ -143,19 +152,6 @@ erasures as (
         user_id is not null as with_user,
         null as requested_at
     from erased_events
-    union all
-    -- the replaced copy's cookie may still wait for its recount (a run failed half-way)
-    select
-        request_id,
-        'replaced' as kind,
-        event_id,
-        null as quarantine_key,
-        replaced_visitor_cookie_id as visitor_cookie_id,
-        replaced_landed as landed,
-        true as with_user,
-        null as requested_at
-    from erased_events
-    where replaced_visitor_cookie_id is not null
     union all
     select
         request_id,
