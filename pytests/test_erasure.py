@@ -204,11 +204,16 @@ def test_after_the_retention_no_data_file_holds_an_erased_id(scenario: Scenario)
 
 def test_bad_requests_are_refused_and_change_nothing(scenario: Scenario) -> None:
     events = [Raw("e1", "c1", "ann", ts("2026-01-03 09:00"), ts("2026-01-05 10:00"))]
-    scenario.write_events(events)
-    scenario.dbt("run", vars=VARS)
     args = json.dumps({"user_id": " ", "visitor_cookie_id": None})
     scenario.dbt("run-operation", "visitor_lookup_request_erasure", "--args", args, vars=VARS, ok=False)
     assert scenario.logged("an erasure request names a user_id or a visitor_cookie_id, got neither")
+    # a request before the first run: the first run does it
+    requests = Requests()
+    requests.add(scenario, "r-nobody", user="nobody")
+    scenario.write_events(events)
+    scenario.dbt("run", vars=VARS)
+    assert_exact(scenario, events, requests)
+    assert erasure_log(scenario) == {"r-nobody": (1, 0, 0)}
 
     scenario.sql("insert into {schema}.erasure_requests values ('r-empty', ' ', null, current_timestamp())")
     versions = {name: scenario.table_version(name) for name in ("processed_events", "first_dates")}
@@ -226,7 +231,6 @@ def test_bad_requests_are_refused_and_change_nothing(scenario: Scenario) -> None
     )
     scenario.sql("drop table {schema}.visitor_lookup_runs")
     scenario.sql("alter table {schema}.runs_before rename to {schema}.visitor_lookup_runs")
-    requests = Requests()
     requests.add(scenario, "r-ann", user="ann")
     scenario.dbt("run", vars=VARS)
     assert_exact(scenario, events, requests)

@@ -13,6 +13,26 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_create_erasure_requests() %}
+    {#- Create erasure_requests when it does not exist yet; true when it was just created. -#}
+    {%- set requests = visitor_lookup_erasure_requests_relation() -%}
+    {%- if visitor_lookup_existing(requests) is not none -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- call statement('visitor_lookup_create_erasure_requests') -%}
+        create table if not exists {{ requests }} (
+            request_id string,
+            user_id string,
+            visitor_cookie_id string,
+            requested_at timestamp
+        )
+        {{ visitor_lookup_kept_table_options() }}
+    {%- endcall -%}
+    {%- do adapter.cache_added(requests.incorporate(type='table')) -%}
+    {{ return(true) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_prepare_erasure_requests() %}
     {#-
         on-run-start: create erasure_requests when it does not exist yet, and
@@ -22,17 +42,7 @@
         {{ return('') }}
     {%- endif -%}
     {%- set requests = visitor_lookup_erasure_requests_relation() -%}
-    {%- if visitor_lookup_existing(requests) is none -%}
-        {%- call statement('visitor_lookup_create_erasure_requests') -%}
-            create table if not exists {{ requests }} (
-                request_id string,
-                user_id string,
-                visitor_cookie_id string,
-                requested_at timestamp
-            )
-            {{ visitor_lookup_kept_table_options() }}
-        {%- endcall -%}
-        {%- do adapter.cache_added(requests.incorporate(type='table')) -%}
+    {%- if visitor_lookup_create_erasure_requests() -%}
         {{ return('') }}
     {%- endif -%}
     {%- set query -%}
@@ -72,8 +82,10 @@
             ~ "Example: dbt run-operation visitor_lookup_request_erasure --args '{user_id: \"u-42\"}'"
         ) }}
     {%- endif -%}
-    {%- do visitor_lookup_prepare_erasure_requests() -%}
     {%- set requests = visitor_lookup_erasure_requests_relation() -%}
+    {#- Before the first run, the schema may not exist yet either. -#}
+    {%- do adapter.create_schema(requests) -%}
+    {%- do visitor_lookup_create_erasure_requests() -%}
     {%- call statement('visitor_lookup_add_erasure_request') -%}
         insert into {{ requests }}
         select
