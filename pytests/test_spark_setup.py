@@ -128,10 +128,18 @@ def test_set_up_made_the_class_archive_for_the_jars_in_place() -> None:
     assert not conf.exists() or not any(conf.iterdir())
 
 
-def test_a_dbt_process_maps_the_class_archive(tmp_path: Path) -> None:
-    # -Xshare:on: a JVM that cannot map the archive stops instead of starting without it
-    done = dbt_debug(tmp_path, VISITOR_LOOKUP_JAVA_OPTIONS="-Xshare:on")
+def test_a_dbt_process_maps_the_class_archive_with_the_parallel_collector(tmp_path: Path) -> None:
+    # -Xshare:on: a JVM that cannot map the archive stops instead of starting without it;
+    # -Xlog:gc prints the collector the JVM chose
+    done = dbt_debug(tmp_path, VISITOR_LOOKUP_JAVA_OPTIONS="-Xshare:on -Xlog:gc")
     assert "Connection test: [OK connection ok]" in done.stdout, done.stdout + done.stderr
+    assert "Using Parallel" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_java_options_bring_another_collector_back(tmp_path: Path) -> None:
+    done = dbt_debug(tmp_path, VISITOR_LOOKUP_JAVA_OPTIONS="-XX:-UseParallelGC -XX:+UseG1GC -Xlog:gc")
+    assert "Connection test: [OK connection ok]" in done.stdout, done.stdout + done.stderr
+    assert "Using G1" in done.stdout + done.stderr, done.stdout + done.stderr
 
 
 def test_an_archive_made_for_other_jars_is_ignored_quietly(tmp_path: Path) -> None:
