@@ -60,8 +60,7 @@ stored_events as (
         user_id,
         landed,
         loaded_at,
-        vcid_first_two,
-        run_number
+        vcid_first_two
     from {{ visitor_lookup_this_or_empty({
         'event_id': 'string',
         'visitor_cookie_id': 'string',
@@ -69,7 +68,6 @@ stored_events as (
         'landed': 'timestamp',
         'loaded_at': 'timestamp',
         'vcid_first_two': 'string',
-        'run_number': 'int',
     }) }}
 ),
 
