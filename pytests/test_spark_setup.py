@@ -128,18 +128,33 @@ def test_set_up_made_the_class_archive_for_the_jars_in_place() -> None:
     assert not conf.exists() or not any(conf.iterdir())
 
 
-def test_a_dbt_process_maps_the_class_archive_with_the_parallel_collector(tmp_path: Path) -> None:
+def java_flags(output: str, *names: str) -> dict[str, str]:
+    """The values -XX:+PrintFlagsFinal printed for these flags: "type name = value {origin}" lines."""
+    found = (line.split() for line in output.splitlines() if line.strip().startswith(("intx", "uintx")))
+    return {fields[1]: fields[3] for fields in found if len(fields) > 3 and fields[1] in names}
+
+
+def test_a_dbt_process_maps_the_class_archive_with_the_parallel_collector_and_quick_compilation(
+    tmp_path: Path,
+) -> None:
     # -Xshare:on: a JVM that cannot map the archive stops instead of starting without it;
-    # -Xlog:gc prints the collector the JVM chose
-    done = dbt_debug(tmp_path, VISITOR_LOOKUP_JAVA_OPTIONS="-Xshare:on -Xlog:gc")
+    # -Xlog:gc prints the collector the JVM chose, -XX:+PrintFlagsFinal its flags
+    done = dbt_debug(tmp_path, VISITOR_LOOKUP_JAVA_OPTIONS="-Xshare:on -Xlog:gc -XX:+PrintFlagsFinal")
     assert "Connection test: [OK connection ok]" in done.stdout, done.stdout + done.stderr
     assert "Using Parallel" in done.stdout + done.stderr, done.stdout + done.stderr
+    flags = java_flags(done.stdout + done.stderr, "TieredStopAtLevel", "ReservedCodeCacheSize")
+    assert flags == {"TieredStopAtLevel": "1", "ReservedCodeCacheSize": str(240 * 1024 * 1024)}
 
 
-def test_java_options_bring_another_collector_back(tmp_path: Path) -> None:
-    done = dbt_debug(tmp_path, VISITOR_LOOKUP_JAVA_OPTIONS="-XX:-UseParallelGC -XX:+UseG1GC -Xlog:gc")
+def test_java_options_bring_another_collector_and_the_optimising_compiler_back(tmp_path: Path) -> None:
+    done = dbt_debug(
+        tmp_path,
+        VISITOR_LOOKUP_JAVA_OPTIONS="-XX:-UseParallelGC -XX:+UseG1GC -Xlog:gc"
+        " -XX:TieredStopAtLevel=4 -XX:+PrintFlagsFinal",
+    )
     assert "Connection test: [OK connection ok]" in done.stdout, done.stdout + done.stderr
     assert "Using G1" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert java_flags(done.stdout + done.stderr, "TieredStopAtLevel") == {"TieredStopAtLevel": "4"}
 
 
 def test_an_archive_made_for_other_jars_is_ignored_quietly(tmp_path: Path) -> None:

@@ -13,7 +13,9 @@ included):
 * test: `dbt test` after those runs;
 * no new data: `dbt run` again;
 * peer: the naive full rebuild (visitor_lookup/naive_rebuild, a dbt project
-  of four plain window-function models into Parquet tables) on the same events;
+  of four plain window-function models into Parquet tables) on the same events,
+  once with the profile's quick compilation and once with Java's optimising
+  compiler; the faster counts;
 * with --thrift, for H only: the full build and the same incremental runs on
   the thrift target (delta with --format delta), against a local standalone cluster and Spark Thrift
   Server started for the purpose (visitor_lookup.cluster), reading the same
@@ -22,7 +24,9 @@ included):
 A last process checks that our three tables equal the peer's (and, with
 --thrift, the thrift target's), row for row, and times the floor: a plain
 Spark job that reads the first batch of new events and groups them by cookie.
-Every step's ratio to the peer of the same history is printed beside it.
+Every step's ratio to the peer of the same history is printed beside it. A full
+build of OPTIMISING_FULL_BUILD_FROM events or more runs with the optimising
+compiler, as docs/design.md advises for a build that reads millions of events.
 
     bin/benchmark [--history 1000000] [--scale 10] [--new-share 0.01] [--runs 1] [--vars JSON] [--thrift]
                   [--format iceberg|delta]
@@ -57,6 +61,11 @@ if TYPE_CHECKING:
 END = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 DAYS = 30  # of history H; a history of scale x H spans scale x DAYS
 PEER_PROJECT = Path(__file__).with_name("naive_rebuild")
+# Brings back Java's optimising compiler, which the profile leaves off (docs/design.md, "Configuration in
+# depth"): it pays off in a process that reads millions of events (10 M full build 63.5 s with it, 83.1 s
+# without; 1 M 25.4 s with it, 20.6 s without).
+OPTIMISING_COMPILER = "-XX:TieredStopAtLevel=4"
+OPTIMISING_FULL_BUILD_FROM = 5_000_000
 # Our table and the peer's with the same contract columns (spec §4), compared row for row.
 COMPARED = {
     "first_dates": ("naive_first_dates", "visitor_cookie_id, first_date, first_day, vcid_first_two"),
@@ -151,17 +160,28 @@ class Bench:
         self.table_format = table_format
 
     def dbt(
-        self, label: str, schema: str, events: Path, *args: str, project: Path | None = None, thrift: int = 0
+        self,
+        label: str,
+        schema: str,
+        events: Path,
+        *args: str,
+        project: Path | None = None,
+        thrift: int = 0,
+        java_options: str = "",
     ) -> dict:
         """One dbt command as a fresh process; its wall time and dbt's time per node.
 
         thrift: a Thrift Server's port, to run on the thrift target (events: the view {schema}_web.pageviews).
+        java_options: added to VISITOR_LOOKUP_JAVA_OPTIONS for this process.
         """
         project = project or self.root
         target = self.work / "target" / f"{project.name}-{schema}"
         logfile = self.work / "logs" / f"{schema}-{label}.log"
         logfile.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "VISITOR_LOOKUP_SCHEMA": schema, "VISITOR_LOOKUP_EVENTS_PATH": str(events)}
+        if java_options:
+            before = env.get("VISITOR_LOOKUP_JAVA_OPTIONS", "")
+            env["VISITOR_LOOKUP_JAVA_OPTIONS"] = f"{before} {java_options}"
         run_vars = self.vars
         if thrift:
             env |= {
@@ -184,10 +204,17 @@ class Bench:
         return {"wall": wall, "nodes": nodes}
 
     def build_then_runs(
-        self, label: str, schema: str, events: Path, batches: list[Path], thrift: int = 0
+        self,
+        label: str,
+        schema: str,
+        events: Path,
+        batches: list[Path],
+        thrift: int = 0,
+        java_options: str = "",
     ) -> tuple[dict, list[dict]]:
-        """The full build, then one incremental run per batch of new events dropped into `events`."""
-        full = self.dbt(f"{label}full build", schema, events, "run", thrift=thrift)
+        """The full build (with java_options), then one incremental run per batch of new events dropped into
+        `events`."""
+        full = self.dbt(f"{label}full build", schema, events, "run", thrift=thrift, java_options=java_options)
         incremental_runs = []
         for run, fresh in enumerate(batches, start=1):
             shutil.copy(fresh, events / fresh.name)
@@ -239,15 +266,27 @@ class Bench:
         batches = [
             new_events(history_files[-1], incoming, new_count, seed + run, run) for run in range(1, runs + 1)
         ]
-        full, incremental_runs = self.build_then_runs("", schema, events, batches)
+        optimising = OPTIMISING_COMPILER if size >= OPTIMISING_FULL_BUILD_FROM else ""
+        full, incremental_runs = self.build_then_runs("", schema, events, batches, java_options=optimising)
+        test = self.dbt("dbt test", schema, events, "test")
+        no_new_data = self.dbt("no new data", schema, events, "run")
         peer_schema = f"peer_{size}"
+        peers = {
+            "quick": self.dbt("peer full rebuild", peer_schema, events, "run", project=PEER_PROJECT),
+            "optimising": self.dbt(
+                "peer full rebuild, optimising compiler",
+                f"{peer_schema}_optimising",
+                events,
+                "run",
+                project=PEER_PROJECT,
+                java_options=OPTIMISING_COMPILER,
+            ),
+        }
         steps = {
             "full": full,
-            "test": self.dbt("dbt test", schema, events, "test"),
-            "no_new_data": self.dbt("no new data", schema, events, "run"),
-            "peer_full_rebuild": self.dbt(
-                "peer full rebuild", peer_schema, events, "run", project=PEER_PROJECT
-            ),
+            "test": test,
+            "no_new_data": no_new_data,
+            "peer_full_rebuild": min(peers.values(), key=lambda measured: measured["wall"]),
         }
         on_thrift = self.on_thrift(size, history_files, batches) if thrift else None
         checked = subprocess.run(
@@ -265,6 +304,8 @@ class Bench:
         )
         return {
             **measured_steps(steps, incremental_runs),
+            "full_build_java_options": optimising,
+            "peer_full_rebuild_by_compiler": {compiler: peer["wall"] for compiler, peer in peers.items()},
             **json.loads(checked.stdout.strip().splitlines()[-1]),
             **({"thrift": on_thrift} if on_thrift else {}),
         }
