@@ -16,6 +16,9 @@ included):
   of four plain window-function models into Parquet tables) on the same events,
   once with the profile's quick compilation and once with Java's optimising
   compiler; the faster counts;
+* process floor: the smallest dbt run that changes a table of our format
+  (visitor_lookup/run_floor: one model merging one row, its second run) and
+  the smallest dbt test (one test), on the same profile;
 * with --thrift, for H only: the full build and the same incremental runs on
   the thrift target (delta with --format delta), against a local standalone cluster and Spark Thrift
   Server started for the purpose (visitor_lookup.cluster), reading the same
@@ -61,6 +64,7 @@ if TYPE_CHECKING:
 END = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 DAYS = 30  # of history H; a history of scale x H spans scale x DAYS
 PEER_PROJECT = Path(__file__).with_name("naive_rebuild")
+FLOOR_PROJECT = Path(__file__).with_name("run_floor")
 # Brings back Java's optimising compiler, which the profile leaves off (docs/design.md, "Configuration in
 # depth"): it pays off in a process that reads millions of events (10 M full build 63.5 s with it, 83.1 s
 # without; 1 M 25.4 s with it, 20.6 s without).
@@ -168,11 +172,13 @@ class Bench:
         project: Path | None = None,
         thrift: int = 0,
         java_options: str = "",
+        extra_vars: dict | None = None,
     ) -> dict:
         """One dbt command as a fresh process; its wall time and dbt's time per node.
 
         thrift: a Thrift Server's port, to run on the thrift target (events: the view {schema}_web.pageviews).
         java_options: added to VISITOR_LOOKUP_JAVA_OPTIONS for this process.
+        extra_vars: dbt vars for this process only.
         """
         project = project or self.root
         target = self.work / "target" / f"{project.name}-{schema}"
@@ -182,14 +188,14 @@ class Bench:
         if java_options:
             before = env.get("VISITOR_LOOKUP_JAVA_OPTIONS", "")
             env["VISITOR_LOOKUP_JAVA_OPTIONS"] = f"{before} {java_options}"
-        run_vars = self.vars
+        run_vars = {**json.loads(self.vars), **(extra_vars or {})}
         if thrift:
             env |= {
                 "VISITOR_LOOKUP_TARGET": THRIFT_TARGETS[self.table_format],
                 "VISITOR_LOOKUP_THRIFT_PORT": str(thrift),
             }
-            run_vars = json.dumps({**json.loads(self.vars), "visitor_lookup__events_schema": f"{schema}_web"})
-        command = ["dbt", *args, "--vars", run_vars, "--project-dir", str(project)]
+            run_vars["visitor_lookup__events_schema"] = f"{schema}_web"
+        command = ["dbt", *args, "--vars", json.dumps(run_vars), "--project-dir", str(project)]
         command += ["--target-path", str(target), "--log-path", str(logfile.parent / f"{schema}-dbt")]
         started = time.monotonic()
         with logfile.open("w") as out:
@@ -282,11 +288,16 @@ class Bench:
                 java_options=OPTIMISING_COMPILER,
             ),
         }
+        floor_schema, floor_vars = f"floor_{size}", {"run_floor__file_format": self.table_format}
+        floor = {"project": FLOOR_PROJECT, "extra_vars": floor_vars}
+        self.dbt("floor: first dbt run", floor_schema, events, "run", **floor)
         steps = {
             "full": full,
             "test": test,
             "no_new_data": no_new_data,
             "peer_full_rebuild": min(peers.values(), key=lambda measured: measured["wall"]),
+            "run_floor": self.dbt("floor: dbt run", floor_schema, events, "run", **floor),
+            "test_floor": self.dbt("floor: dbt test", floor_schema, events, "test", **floor),
         }
         on_thrift = self.on_thrift(size, history_files, batches) if thrift else None
         checked = subprocess.run(
@@ -393,6 +404,8 @@ def report_table(results: dict[int, dict], new_count: int, runs: int) -> list[tu
         *rows("dbt test", "test"),
         *rows("no new data", "no_new_data"),
         *rows("floor: read + group new", "floor"),
+        *rows("floor: dbt run, one merge", "run_floor"),
+        *rows("floor: dbt test, one test", "test_floor"),
         *thrift,
     ]
 
