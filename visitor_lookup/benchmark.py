@@ -160,7 +160,7 @@ class Bench:
     def __init__(self, root: Path, work: Path, span_days: int, extra_vars: dict, table_format: str) -> None:
         self.root = root
         self.work = work
-        self.vars = json.dumps({**run_vars(span_days), **extra_vars})
+        self.vars = {**run_vars(span_days), **extra_vars}
         self.table_format = table_format
 
     def dbt(
@@ -188,7 +188,7 @@ class Bench:
         if java_options:
             before = env.get("VISITOR_LOOKUP_JAVA_OPTIONS", "")
             env["VISITOR_LOOKUP_JAVA_OPTIONS"] = f"{before} {java_options}"
-        run_vars = {**json.loads(self.vars), **(extra_vars or {})}
+        run_vars = {**self.vars, **(extra_vars or {})}
         if thrift:
             env |= {
                 "VISITOR_LOOKUP_TARGET": THRIFT_TARGETS[self.table_format],
@@ -306,7 +306,7 @@ class Bench:
                 # The check reads our tables in a session of their own format: a Delta table read through
                 # Iceberg's session catalog comes back without its deletion vectors applied.
                 *("--format", self.table_format),
-                *("--floor-events", str(batches[0]), "--vars", self.vars),
+                *("--floor-events", str(batches[0]), "--vars", json.dumps(self.vars)),
                 *(("--thrift-export", on_thrift.pop("exported")) if on_thrift else ()),
             ],
             check=True,
