@@ -130,14 +130,16 @@ checked_events as (
 ),
 
 ranked_copies as (
+    -- the ids as received matter only to the quarantine: a valid event's go
+    -- through the sort as NULL (a 10 M full build's window: 8 % less time)
     select
         event_id,
         visitor_cookie_id,
         user_id,
         landed,
         loaded_at,
-        received_visitor_cookie_id,
-        received_user_id,
+        case when invalid_reason is not null then received_visitor_cookie_id end as received_visitor_cookie_id,
+        case when invalid_reason is not null then received_user_id end as received_user_id,
         invalid_reason,
         row_number() over (
             partition by event_id, invalid_reason is null
