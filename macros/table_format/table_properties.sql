@@ -68,6 +68,34 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_scratch_write_config() %}
+    {#-
+        Config arguments of base_events_this_run, the per-run table that
+        holds every event of the window, for its write; dispatched on the
+        adapter. The model passes them on as config(**...), so an adapter
+        that has no such config key never sees it.
+    -#}
+    {{ return(adapter.dispatch('scratch_write_config', 'visitor_lookup')()) }}
+{% endmacro %}
+
+
+{% macro default__scratch_write_config() %}
+    {#-
+        Parquet's dictionaries off (dbt-spark's options config). Event ids
+        are unique and cookies nearly so; the writer fills a dictionary per
+        column and row group before it gives up on it, work that only slows
+        a full build's write of millions of events (docs/benchmarks.md).
+    -#}
+    {{ return({'options': {'parquet.enable.dictionary': 'false'}}) }}
+{% endmacro %}
+
+
+{% macro databricks__scratch_write_config() %}
+    {#- Nothing: the per-run tables are Delta there, and dbt-databricks has no options config. -#}
+    {{ return({}) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_drop_purge() %}
     {#- The clause that makes DROP TABLE of a per-run table remove its files too. -#}
     {{ return(adapter.dispatch('drop_purge', 'visitor_lookup')()) }}
