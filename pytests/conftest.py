@@ -7,7 +7,12 @@ dbtRunner and its log lines are captured for assertions.
 The tables' format is a property of that one Spark (its catalog and SQL
 extension), so a pytest run covers one format: `--table-format iceberg`
 (the default, target local) or `delta` (target local_delta); bin/test runs
-the suite once per format.
+the suite once per format. Tests marked `same_on_both_formats` check what
+does not depend on the format (SQL over the manifest, intake into the
+per-run Parquet tables, dbt's ordering, the invariant tests' SQL) and run in
+the Iceberg pass only; the Delta pass keeps what Delta does its own way:
+merges, compaction, erasure, expiry, the run history, the host project and
+the Thrift Server.
 """
 
 from __future__ import annotations
@@ -273,6 +278,15 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("VISITOR_LOOKUP_DRIVER_MEMORY", "3g")
     os.environ.setdefault("VISITOR_LOOKUP_SHUFFLE_PARTITIONS", "2")
+    # Spark's switches for its own tests: plans and expressions interpreted, no Java generated and
+    # compiled for them. A test's queries read a few rows, and compiling code for each cost more than
+    # running it: a Delta run of four batches in test_lookup_properties took 24 % less (docs/benchmarks.md).
+    # What a query returns does not depend on them; the benchmark runs Spark as users do.
+    os.environ.setdefault(
+        "PYSPARK_SUBMIT_ARGS",
+        "--conf spark.sql.codegen.wholeStage=false --conf spark.sql.codegen.factoryMode=NO_CODEGEN"
+        " pyspark-shell",
+    )
     yield path
 
 

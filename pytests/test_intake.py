@@ -1,11 +1,20 @@
-"""spec §3 and §5 on real runs: quarantine, new files, overlapping windows, failures, gaps."""
+"""spec §3 and §5 on real runs: quarantine, new files, overlapping windows, failures, gaps.
+
+What is read, quarantined, kept once and when the state moves is decided in the per-run tables (Parquet
+on both formats) and in SQL over the manifest; the stored events are merged the same way into either
+format, and Delta's merges are checked in the Delta pass by test_lookup_cases and test_lookup_properties.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from .conftest import INCREMENTAL_MODELS, Scenario, ts
 from .reference import Raw, processed_events, quarantined
+
+pytestmark = pytest.mark.same_on_both_formats
 
 VARS = {
     "visitor_lookup__start_date": "2026-01-01",

@@ -1,4 +1,8 @@
-"""What a standard run writes and reads, and the invariant tests failing on broken tables."""
+"""What a standard run writes and reads, and the invariant tests failing on broken tables.
+
+What a run writes and reads depends on the format: both passes check it. The invariant tests, the docs
+and the analyses are SQL over the tables, the same whatever their format: checked in the Iceberg pass.
+"""
 
 from __future__ import annotations
 
@@ -110,6 +114,7 @@ def cookie_with_history(scenario: Scenario, touched_by_the_last_run: bool) -> st
     return row.visitor_cookie_id
 
 
+@pytest.mark.same_on_both_formats
 @pytest.mark.parametrize("invariant", list(BREAKAGES))
 def test_each_invariant_fails_on_a_broken_table(history: Scenario, invariant: str) -> None:
     """The default test scope reads the cookies the last run changed: a break among them fails."""
@@ -126,6 +131,7 @@ def test_each_invariant_fails_on_a_broken_table(history: Scenario, invariant: st
     history.dbt("test", "--select", "visitor_lookup_spans visitor_lookup", vars=VARS)
 
 
+@pytest.mark.same_on_both_formats
 @pytest.mark.parametrize("invariant", list(BREAKAGES))
 def test_a_break_outside_the_last_runs_cookies_fails_only_the_full_check(
     history: Scenario, invariant: str
@@ -148,6 +154,7 @@ def test_a_break_outside_the_last_runs_cookies_fails_only_the_full_check(
         history.restore_version("visitor_lookup_spans", before)
 
 
+@pytest.mark.same_on_both_formats
 def test_docs_generate_documents_every_model_and_column(history: Scenario) -> None:
     history.dbt("docs", "generate", vars=VARS)
     manifest = json.loads((history.target_dir / "manifest.json").read_text())
@@ -161,6 +168,7 @@ def test_docs_generate_documents_every_model_and_column(history: Scenario) -> No
         assert {name.lower() for name in built} <= documented, model["name"]
 
 
+@pytest.mark.same_on_both_formats
 def test_every_macro_is_documented_with_its_arguments(history: Scenario) -> None:
     history.dbt("parse", vars=VARS)
     manifest = json.loads((history.target_dir / "manifest.json").read_text())
@@ -174,6 +182,7 @@ def test_every_macro_is_documented_with_its_arguments(history: Scenario) -> None
         assert set(documented) == set(arguments) and all(documented.values()), macro["name"]
 
 
+@pytest.mark.same_on_both_formats
 def test_attribution_analyses(history: Scenario) -> None:
     history.dbt("compile", "--select", "analysis", vars=VARS)
 

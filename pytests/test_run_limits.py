@@ -35,11 +35,17 @@ def _text(value: dt.datetime) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
-@pytest.fixture
-def built(scenario: Scenario) -> Scenario:
+def build(scenario: Scenario) -> Scenario:
     scenario.write_events([Raw("e1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:01"))])
     scenario.dbt("run", vars=VARS)
     return scenario
+
+
+@pytest.fixture(scope="module")
+def built(module_scenario: Scenario) -> Scenario:
+    """One build shared by the tests that only set the manifest and run the limits, or fail on a bad
+    var: each checks that nothing else changed, so they can follow one another on the same tables."""
+    return build(module_scenario)
 
 
 def _all(at: str, **lagging: str) -> dict[str, dt.datetime]:
@@ -137,7 +143,8 @@ def test_bad_var_fails_the_run_naming_it(built: Scenario, bad_vars: dict, named:
     assert built.manifest() == manifest
 
 
-def test_a_new_prefix_length_takes_a_full_refresh(built: Scenario) -> None:
+def test_a_new_prefix_length_takes_a_full_refresh(scenario: Scenario) -> None:
+    built = build(scenario)
     shorter = {**VARS, "visitor_lookup__partition_prefix_length": 1}
     built.dbt("run", "--full-refresh", vars={**shorter, "visitor_lookup__allow_refresh": True})
     keys = {(row.visitor_cookie_id, row.vcid_first_two) for row in built.table("first_dates")}

@@ -1,4 +1,8 @@
-"""The sample generator makes every kind of event the contract names; the pipeline takes them exactly."""
+"""The sample generator makes every kind of event the contract names; the pipeline takes them exactly.
+
+The generator is the same whatever the format, and the pipeline's exactness on Delta tables is checked in
+the Delta pass by test_lookup_cases and test_lookup_properties.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from visitor_lookup.generate import write_batches
 from .conftest import Scenario
 from .reference import Raw, invalid_reason, processed_events
 from .test_intake import assert_matches_reference
+
+pytestmark = pytest.mark.same_on_both_formats
 
 END = dt.datetime(2026, 1, 10, tzinfo=dt.UTC)
 
