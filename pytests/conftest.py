@@ -148,6 +148,20 @@ class Scenario:
     def sql(self, query: str) -> list[Row]:
         return self.spark.sql(query.format(schema=self.schema)).collect()
 
+    def failing_rows(self, result: dbtRunnerResult, test: str) -> list[Row]:
+        """The rows of the failed tests whose names start with `test` (none if they passed): their compiled
+        queries, run again."""
+        rows: list[Row] = []
+        for r in result.result.results:
+            if r.status == "fail" and r.node.name.startswith(test):
+                rows += self.sql(r.node.compiled_code.replace("{", "{{").replace("}", "}}"))
+        return rows
+
+    def broken_invariants(self, result: dbtRunnerResult, model: str) -> set[str]:
+        """The invariants that the failed scd_invariants test of `model` names in its rows."""
+        rows = self.failing_rows(result, f"scd_invariants_{model}_visitor_cookie_id")
+        return {name for row in rows for name in row.broken_invariants.split(", ")}
+
     def table(self, name: str) -> list[Row]:
         return self.sql(f"select * from {{schema}}.{name}")
 

@@ -84,19 +84,19 @@ def test_a_standard_run_reads_stored_events_only_from_the_earliest_change(histor
 
 
 BREAKAGES = {
-    "scd_start_follows_previous_end": (
+    "start lag": (
         "update {schema}.visitor_lookup_spans set valid_start_date = valid_start_date + interval 1 second "
         "where is_current and visitor_cookie_id = '{cookie}'"
     ),
-    "scd_one_current_row": (
+    "one current row": (
         "update {schema}.visitor_lookup_spans set is_current = true where visitor_cookie_id = '{cookie}'"
     ),
-    "scd_unique_start": (
+    "distinct starts": (
         "insert into {schema}.visitor_lookup_spans select visitor_cookie_id, 'someone else', "
         "valid_start_date, valid_end_date, false, start_day, vcid_first_two "
         "from {schema}.visitor_lookup_spans where visitor_cookie_id = '{cookie}' and not is_current"
     ),
-    "scd_end_not_before_start": (
+    "no negative span": (
         "update {schema}.visitor_lookup_spans set valid_end_date = valid_start_date - interval 1 second "
         "where visitor_cookie_id = '{cookie}' and not is_current"
     ),
@@ -123,9 +123,8 @@ def test_each_invariant_fails_on_a_broken_table(history: Scenario, invariant: st
     history.sql(BREAKAGES[invariant].replace("{cookie}", cookie))
     try:
         result = history.dbt("test", "--select", "visitor_lookup_spans visitor_lookup", vars=VARS, ok=False)
-        failed = {r.node.name for r in result.result.results if r.status == "fail"}
-        assert f"{invariant}_visitor_lookup_spans_" in {name[: len(invariant) + 22] for name in failed}
-        assert any(name.startswith(f"{invariant}_visitor_lookup_") and "spans" not in name for name in failed)
+        assert invariant in history.broken_invariants(result, "visitor_lookup_spans")
+        assert invariant in history.broken_invariants(result, "visitor_lookup")
     finally:
         history.restore_version("visitor_lookup_spans", before)
     history.dbt("test", "--select", "visitor_lookup_spans visitor_lookup", vars=VARS)
@@ -148,10 +147,74 @@ def test_a_break_outside_the_last_runs_cookies_fails_only_the_full_check(
             vars={**VARS, "visitor_lookup__test_scope": "all"},
             ok=False,
         )
-        failed = {r.node.name for r in result.result.results if r.status == "fail"}
-        assert any(name.startswith(f"{invariant}_visitor_lookup_spans_") for name in failed), failed
+        assert invariant in history.broken_invariants(result, "visitor_lookup_spans")
     finally:
         history.restore_version("visitor_lookup_spans", before)
+
+
+COVERAGE_BREAKAGES = {
+    "missing from the lookup": (
+        "visitor_lookup_spans",
+        "delete from {schema}.visitor_lookup_spans where {key}",
+    ),
+    "not one current row": (
+        "visitor_lookup_spans",
+        "update {schema}.visitor_lookup_spans set is_current = false where {key}",
+    ),
+    "first row not at first_date": (
+        "visitor_lookup_spans",
+        "update {schema}.visitor_lookup_spans set valid_start_date = valid_start_date - interval 1 second "
+        "where {key} and valid_start_date = timestamp'{first_start}'",
+    ),
+    "not in first_dates": ("first_dates", "delete from {schema}.first_dates where {key}"),
+}
+
+
+@pytest.mark.same_on_both_formats
+@pytest.mark.parametrize("problem", list(COVERAGE_BREAKAGES))
+def test_the_lookup_fails_its_coverage_of_first_dates(history: Scenario, problem: str) -> None:
+    """A touched cookie missing from either side, without one current row, or whose first row does not start
+    at its first date fails covers_first_dates, whose rows say which."""
+    cookie = cookie_with_history(history, touched_by_the_last_run=True)
+    (first,) = history.sql(
+        f"select min(valid_start_date) as start from {{schema}}.visitor_lookup_spans "
+        f"where visitor_cookie_id = '{cookie}'"
+    )
+    table, breakage = COVERAGE_BREAKAGES[problem]
+    before = history.current_version(table)
+    key = f"visitor_cookie_id = '{cookie}'"
+    history.sql(breakage.replace("{key}", key).replace("{first_start}", str(first.start)))
+    try:
+        result = history.dbt("test", "--select", "visitor_lookup", vars=VARS, ok=False)
+        rows = history.failing_rows(result, "covers_first_dates_visitor_lookup_")
+        assert [(row.visitor_cookie_id, row.problem) for row in rows] == [(cookie, problem)]
+    finally:
+        history.restore_version(table, before)
+    history.dbt("test", "--select", "visitor_lookup", vars=VARS)
+
+
+@pytest.mark.same_on_both_formats
+@pytest.mark.parametrize("stored_by_the_latest_run", [True, False])
+def test_the_not_null_check_of_processed_events_reads_what_the_latest_run_stored(
+    history: Scenario, stored_by_the_latest_run: bool
+) -> None:
+    run = "= (select max(run_number)" if stored_by_the_latest_run else "< (select max(run_number)"
+    (event,) = history.sql(
+        f"select event_id from {{schema}}.processed_events where run_number {run} "
+        "from {schema}.processed_events) order by event_id limit 1"
+    )
+    before = history.current_version("processed_events")
+    history.sql(f"update {{schema}}.processed_events set landed = null where event_id = '{event.event_id}'")
+    not_null = ["--select", "base_processed_events,test_name:columns_not_null"]
+    test = "columns_not_null_base_processed_events"
+    try:
+        scoped = history.dbt("test", *not_null, vars=VARS, ok=not stored_by_the_latest_run)
+        full = history.dbt("test", *not_null, vars={**VARS, "visitor_lookup__test_scope": "all"}, ok=False)
+        found = [row.event_id for row in history.failing_rows(scoped, test)]
+        assert found == ([event.event_id] if stored_by_the_latest_run else [])
+        assert [row.event_id for row in history.failing_rows(full, test)] == [event.event_id]
+    finally:
+        history.restore_version("processed_events", before)
 
 
 @pytest.mark.same_on_both_formats
@@ -176,7 +239,7 @@ def test_every_macro_is_documented_with_its_arguments(history: Scenario) -> None
     assert len(macros) > 40
     for macro in macros:
         assert macro["description"], macro["name"]
-        (signature,) = re.findall(r"{%-?\s*(?:macro|test)\s+\w+\((.*?)\)\s*-?%}", macro["macro_sql"])
+        (signature,) = re.findall(r"{%-?\s*(?:macro|test)\s+\w+\((.*?)\)\s*-?%}", macro["macro_sql"], re.S)
         arguments = [part.split("=")[0].strip() for part in signature.split(",") if part.strip()]
         documented = {argument["name"]: argument["description"] for argument in macro["arguments"]}
         assert set(documented) == set(arguments) and all(documented.values()), macro["name"]

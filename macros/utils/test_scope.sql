@@ -1,27 +1,32 @@
 {% macro spark__get_where_subquery(relation) %}
     {#-
         dbt's filter of a tested relation by the test's where config, with
-        two markers the project's tests use, resolved when the test runs (so
-        they follow visitor_lookup__test_scope however it is set, and the
+        three markers the project's tests use, resolved when the test runs
+        (so they follow visitor_lookup__test_scope however it is set, and the
         schema the models are in):
           __visitor_lookup_touched_cookies__  the rows of the cookies the
                                               latest run changed
           __visitor_lookup_stored_events__    the rows of the event ids the
-                                              latest run stored
-        With visitor_lookup__test_scope 'all', either marker means every row.
+                                              latest run stored (older rows
+                                              with those ids too)
+          __visitor_lookup_latest_run_rows__  the rows the latest run stored,
+                                              by their run_number: file
+                                              statistics skip the others
+        With visitor_lookup__test_scope 'all', any marker means every row.
         dbt looks for this macro through its dispatch order: first in the
         root project, in a host project once its dispatch config names this
         package. It runs in its caller's namespace, so it calls no macro of
         this package.
     -#}
     {%- set where = config.get('where', '') -%}
+    {%- set latest_run = 'run_number = (select max(run_number) from ' ~ relation.schema ~ '.processed_events)' -%}
     {%- set markers = {
         '__visitor_lookup_touched_cookies__':
             'visitor_cookie_id in (select visitor_cookie_id from '
             ~ relation.schema ~ '.base_cookie_changes_this_run)',
         '__visitor_lookup_stored_events__':
-            'event_id in (select event_id from ' ~ relation.schema ~ '.processed_events where run_number = '
-            ~ '(select max(run_number) from ' ~ relation.schema ~ '.processed_events))',
+            'event_id in (select event_id from ' ~ relation.schema ~ '.processed_events where ' ~ latest_run ~ ')',
+        '__visitor_lookup_latest_run_rows__': latest_run,
     } -%}
     {%- if where in markers and var('visitor_lookup__test_scope', 'changed') == 'all' -%}
         {{ return(relation) }}

@@ -1,47 +1,52 @@
 {#- How the lookup relates to first_dates: every cookie is there, from its first date. -#}
 
-{% test one_current_row_per_cookie_of(model, cookies) %}
-{# Every cookie of `cookies` has exactly one current row here, and this model has no other cookie. #}
-with current_rows as (
+{% test covers_first_dates(model, first_dates) %}
+{#-
+    Every cookie of first_dates has exactly one current row here and its
+    earliest row starts at the cookie's first_date; this model has no other
+    cookie. One query, where a test per property read the lookup twice.
+-#}
+with lookup_cookies as (
     select
         visitor_cookie_id,
-        count_if(is_current) as current_rows
+        count_if(is_current) as current_rows,
+        min(valid_start_date) as first_start
     from {{ model }}
     group by visitor_cookie_id
 ),
 
-expected_cookies as (
+cookie_first_dates as (
     -- the test's `where` (the tested scope) applies to both sides
-    select visitor_cookie_id
-    from {{ get_where_subquery(cookies) }}
-)
-
-select
-    coalesce(current_rows.visitor_cookie_id, expected_cookies.visitor_cookie_id) as visitor_cookie_id,
-    current_rows.current_rows
-from current_rows
-full outer join expected_cookies
-    on current_rows.visitor_cookie_id = expected_cookies.visitor_cookie_id
-where current_rows.current_rows is distinct from 1 or expected_cookies.visitor_cookie_id is null
-{% endtest %}
-
-
-{% test first_row_starts_at_first_date(model, first_dates) %}
-{# The earliest row of each cookie starts at the cookie's first_date. #}
-with first_rows as (
     select
         visitor_cookie_id,
-        min(valid_start_date) as first_start
-    from {{ model }}
-    group by visitor_cookie_id
+        first_date
+    from {{ get_where_subquery(first_dates) }}
+),
+
+compared_cookies as (
+    select
+        coalesce(lookup_cookies.visitor_cookie_id, cookie_first_dates.visitor_cookie_id) as visitor_cookie_id,
+        lookup_cookies.current_rows,
+        lookup_cookies.first_start,
+        cookie_first_dates.first_date,
+        case
+            when cookie_first_dates.visitor_cookie_id is null then 'not in first_dates'
+            when lookup_cookies.visitor_cookie_id is null then 'missing from the lookup'
+            when lookup_cookies.current_rows != 1 then 'not one current row'
+            when lookup_cookies.first_start is distinct from cookie_first_dates.first_date
+                then 'first row not at first_date'
+        end as problem
+    from lookup_cookies
+    full outer join cookie_first_dates
+        on lookup_cookies.visitor_cookie_id = cookie_first_dates.visitor_cookie_id
 )
 
 select
-    first_rows.visitor_cookie_id,
-    first_rows.first_start,
-    cookie_first_dates.first_date
-from first_rows
-left join {{ first_dates }} as cookie_first_dates
-    on first_rows.visitor_cookie_id = cookie_first_dates.visitor_cookie_id
-where first_rows.first_start is distinct from cookie_first_dates.first_date
+    visitor_cookie_id,
+    current_rows,
+    first_start,
+    first_date,
+    problem
+from compared_cookies
+where problem is not null
 {% endtest %}
