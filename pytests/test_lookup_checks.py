@@ -152,41 +152,58 @@ def test_a_break_outside_the_last_runs_cookies_fails_only_the_full_check(
         history.restore_version("visitor_lookup_spans", before)
 
 
-COVERAGE_BREAKAGES = {
+COVERS = "covers_first_dates_visitor_lookup_"
+AGREES = "agrees_with_user_mapping_visitor_lookup_"
+# problem: (the test of visitor_lookup that names it, the table broken, how)
+LOOKUP_BREAKAGES = {
     "missing from the lookup": (
+        COVERS,
         "visitor_lookup_spans",
         "delete from {schema}.visitor_lookup_spans where {key}",
     ),
     "not one current row": (
+        COVERS,
         "visitor_lookup_spans",
         "update {schema}.visitor_lookup_spans set is_current = false where {key}",
     ),
     "first row not at first_date": (
+        COVERS,
         "visitor_lookup_spans",
         "update {schema}.visitor_lookup_spans set valid_start_date = valid_start_date - interval 1 second "
         "where {key} and valid_start_date = timestamp'{first_start}'",
     ),
-    "not in first_dates": ("first_dates", "delete from {schema}.first_dates where {key}"),
+    "not in first_dates": (COVERS, "first_dates", "delete from {schema}.first_dates where {key}"),
+    "missing from visitor_lookup": (
+        AGREES,
+        "visitor_lookup_spans",
+        "update {schema}.visitor_lookup_spans set user_id = null where {key} and is_current",
+    ),
+    "unexpected in visitor_lookup": (
+        AGREES,
+        "user_mapping",
+        "delete from {schema}.user_mapping where {key} and is_current",
+    ),
 }
 
 
 @pytest.mark.same_on_both_formats
-@pytest.mark.parametrize("problem", list(COVERAGE_BREAKAGES))
-def test_the_lookup_fails_its_coverage_of_first_dates(history: Scenario, problem: str) -> None:
-    """A touched cookie missing from either side, without one current row, or whose first row does not start
-    at its first date fails covers_first_dates, whose rows say which."""
+@pytest.mark.parametrize("problem", list(LOOKUP_BREAKAGES))
+def test_the_lookup_tests_name_each_problem_of_a_touched_cookie(history: Scenario, problem: str) -> None:
+    """A touched cookie missing from the lookup or from first_dates, without one current row, whose first
+    row does not start at its first date, or whose rows with a user are not user_mapping's fails
+    covers_first_dates or agrees_with_user_mapping, whose rows say which cookie and what."""
     cookie = cookie_with_history(history, touched_by_the_last_run=True)
     (first,) = history.sql(
         f"select min(valid_start_date) as start from {{schema}}.visitor_lookup_spans "
         f"where visitor_cookie_id = '{cookie}'"
     )
-    table, breakage = COVERAGE_BREAKAGES[problem]
+    test, table, breakage = LOOKUP_BREAKAGES[problem]
     before = history.current_version(table)
     key = f"visitor_cookie_id = '{cookie}'"
     history.sql(breakage.replace("{key}", key).replace("{first_start}", str(first.start)))
     try:
         result = history.dbt("test", "--select", "visitor_lookup", vars=VARS, ok=False)
-        rows = history.failing_rows(result, "covers_first_dates_visitor_lookup_")
+        rows = history.failing_rows(result, test)
         assert [(row.visitor_cookie_id, row.problem) for row in rows] == [(cookie, problem)]
     finally:
         history.restore_version(table, before)
