@@ -240,3 +240,13 @@ def test_by_default_merges_mark_rows_on_iceberg_and_rewrite_files_on_delta(
     else:
         modes = {properties[f"write.{action}.mode"] for action in ("delete", "update", "merge")}
         assert modes == {"merge-on-read"}, properties
+
+
+@pytest.mark.iceberg_only
+@pytest.mark.parametrize("table", ["processed_events", "first_dates", "user_mapping", "visitor_lookup_spans"])
+def test_iceberg_tables_cap_parquet_dictionaries(
+    runs: list[tuple[LookupTables, LookupTables]], module_scenario: Scenario, table: str
+) -> None:
+    # nearly distinct ids give up on their dictionary after 64 KB, not 2 MB (docs/benchmarks.md)
+    properties = dict(module_scenario.sql(f"show tblproperties {{schema}}.{table}"))
+    assert properties["write.parquet.dict-size-bytes"] == "65536", properties

@@ -128,28 +128,42 @@ events_since_change as (
     {%- endif %}
 ),
 
-user_per_instant as (
-    -- several events at one instant: the greatest event_id names the user
-    select
-        visitor_cookie_id,
-        landed as instant,
-        max_by(user_id, event_id) as user_id
-    from events_since_change
-    group by visitor_cookie_id, landed
-),
-
 timeline as (
+    -- the row in effect before the change, then the events since, which all come later
     select
         visitor_cookie_id,
         valid_start_date as instant,
-        user_id
+        user_id,
+        cast(null as string) as event_id
     from row_in_effect_before_change
     union all
     select
         visitor_cookie_id,
+        landed as instant,
+        user_id,
+        event_id
+    from events_since_change
+),
+
+timeline_with_previous_instant as (
+    -- one sort of each cookie's timeline serves every window below (a
+    -- grouping by instant first shuffled and sorted the events twice more)
+    select
+        visitor_cookie_id,
+        instant,
+        user_id,
+        lag(instant) over (partition by visitor_cookie_id order by instant asc, event_id desc) as previous_instant
+    from timeline
+),
+
+user_per_instant as (
+    -- several events at one instant: the greatest event_id names the user
+    select
+        visitor_cookie_id,
         instant,
         user_id
-    from user_per_instant
+    from timeline_with_previous_instant
+    where previous_instant is null or previous_instant != instant
 ),
 
 timeline_with_previous_user as (
@@ -158,7 +172,7 @@ timeline_with_previous_user as (
         instant,
         user_id,
         lag(user_id) over (partition by visitor_cookie_id order by instant) as previous_user_id
-    from timeline
+    from user_per_instant
 ),
 
 user_switches as (
