@@ -159,7 +159,7 @@
         and the writer filled 2 MB of dictionary per column before giving
         up on it (writing 10 M processed events: 7.0 -> 5.8 s, files the
         same size, reads no slower; docs/benchmarks.md). Columns of few
-        values (vcid_first_two, is_current) keep theirs.
+        values, such as vcid_first_two, keep theirs.
     -#}
     {{ return({
         'write.metadata.delete-after-commit.enabled': 'true',
