@@ -58,8 +58,13 @@ def test_every_invalid_kind_is_quarantined_with_its_reason(scenario: Scenario) -
         Raw("v3", "c3", " ", at, at + minute),
         Raw("v4", "C1", None, at, at + minute),
         Raw("v5", "c5", "u5", at + 10 * minute, at),
+        # Every character the contract trims, and inside an id a space that stays.
+        Raw("v6", "\n\x0b\f\rc6 6\t ", "\x0bu6\f\r\n", at, at + minute),
+        # Whitespace beyond those six is part of the id.
+        Raw("v7", "\u00a0c7", "u7\u2003", at, at + minute),
         Raw("bad-cookie-null", None, "u1", at, at + minute),
         Raw("bad-cookie-blank", " \t ", "u1", at, at + minute),
+        Raw("bad-cookie-blank-line-breaks", "\r\n\x0b\f", "u1", at, at + minute),
         Raw(None, "c1", "u1", at, at + minute),
         Raw("bad-landed", "c1", "u1", None, at + minute),
         Raw("bad-loaded", "c1", "u1", at, None),
@@ -81,7 +86,9 @@ def test_every_invalid_kind_is_quarantined_with_its_reason(scenario: Scenario) -
     }
     assert stored_events(scenario)["v2"][1:3] == ("c2", "u2")
     assert stored_events(scenario)["v3"][2] is None
-    assert scenario.logged("read 12 events: 5 valid, 0 duplicate copies ignored, 7 quarantined")
+    assert stored_events(scenario)["v6"][1:3] == ("c6 6", "u6")
+    assert stored_events(scenario)["v7"][1:3] == ("\u00a0c7", "u7\u2003")
+    assert scenario.logged("read 15 events: 7 valid, 0 duplicate copies ignored, 8 quarantined")
 
     # A second run re-reads the event without loaded_at and the lookback: nothing is doubled.
     scenario.dbt("run", vars=VARS)

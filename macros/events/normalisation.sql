@@ -1,9 +1,14 @@
 {#- How received events are cleaned and which copy of an event_id counts (spec §3). -#}
 
-{% macro visitor_lookup_normalise_id(column) %}
-    {#- Trim leading and trailing whitespace (space, tab, line breaks, form feed); blank becomes NULL. -#}
-    {{ return("nullif(regexp_replace(cast(" ~ column ~ " as string), '^\\\\s+|\\\\s+$', ''), '')") }}
-{% endmacro %}
+{% macro visitor_lookup_normalise_id(column) -%}
+    {#-
+        Trim leading and trailing whitespace (space, tab, line feed, carriage
+        return, vertical tab, form feed); blank becomes NULL. A trim by a set
+        of characters: a regular expression that finds the same runs took
+        2.4 times as long over 10 M events (docs/benchmarks.md).
+    -#}
+    nullif(trim(both ' \t\n\r\u000B\u000C' from cast({{ column }} as string)), '')
+{%- endmacro %}
 
 
 {% macro visitor_lookup_copy_precedence(alias=none) %}
