@@ -144,7 +144,7 @@ ranked_copies as (
         invalid_reason,
         row_number() over (
             partition by event_id, invalid_reason is null
-            order by {{ visitor_lookup_copy_precedence() }}
+            order by {{ visitor_lookup_copy_order() }}
         ) as copy_rank
     from checked_events
 )
