@@ -95,6 +95,38 @@ def test_every_invalid_kind_is_quarantined_with_its_reason(scenario: Scenario) -
     assert_matches_reference(scenario, events)
 
 
+def test_copies_loaded_at_one_instant_fall_to_landed_then_cookie_then_user(scenario: Scenario) -> None:
+    loaded = ts("2026-01-05 10:30")
+    first = [
+        Raw("t1", "c1", "u1", ts("2026-01-05 10:05"), loaded),
+        Raw("t1", "c2", "u2", ts("2026-01-05 10:01"), loaded),
+        Raw("t2", "c4", None, ts("2026-01-05 10:00"), loaded),
+        Raw("t2", "c3", "u3", ts("2026-01-05 10:00"), loaded),
+        Raw("t3", "c5", "u5", ts("2026-01-05 10:00"), loaded),
+        Raw("t3", "c5", None, ts("2026-01-05 10:00"), loaded),
+        Raw("t4", "c6", "u6", ts("2026-01-05 10:10"), loaded),
+    ]
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+
+    assert scenario.logged("read 7 events: 4 valid, 3 duplicate copies ignored, 0 quarantined")
+    assert_matches_reference(scenario, first)
+    assert {event_id: row[1:3] for event_id, row in stored_events(scenario).items()} == {
+        "t1": ("c2", "u2"),
+        "t2": ("c3", "u3"),
+        "t3": ("c5", None),
+        "t4": ("c6", "u6"),
+    }
+
+    # A copy of a stored event, loaded at the same instant but landed earlier, takes its place.
+    second = [Raw("t4", "c7", "u7", ts("2026-01-05 10:05"), loaded)]
+    scenario.write_events(second)
+    scenario.dbt("run", vars=VARS)
+
+    assert_matches_reference(scenario, first + second)
+    assert stored_events(scenario)["t4"][1:4] == ("c7", "u7", ts("2026-01-05 10:05"))
+
+
 def test_new_file_is_seen_and_overlapping_windows_count_once(scenario: Scenario) -> None:
     first = [
         Raw("a1", "c1", None, ts("2026-01-05 09:55"), ts("2026-01-05 10:00")),
