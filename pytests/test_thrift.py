@@ -19,7 +19,8 @@ from pyhive import hive
 from visitor_lookup.cluster import Cluster, free_port, running
 
 from .conftest import ROOT, Scenario, table_format
-from .reference import Raw, lookup_tables, processed_events
+from .reference import Raw, lookup_tables, normalise_id, processed_events
+from .test_erasure import Requests
 from .test_lookup_properties import VARS, random_arrivals
 
 pytestmark = pytest.mark.slow
@@ -77,17 +78,28 @@ class ThriftScenario(Scenario):
 def test_pipeline_and_tests_through_the_thrift_server(cluster: Cluster, tmp_path: Path) -> None:
     scenario = ThriftScenario("thrift_pipeline", tmp_path, cluster)
     seen: list[Raw] = []
-    *batches, last = random_arrivals(seed=5, events=120, batches=3)
-    for batch in batches:
-        scenario.write_events(batch)
-        seen += batch
-        scenario.dbt("run", vars=VARS)
-        assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+    requests = Requests()
+    first, second, last = random_arrivals(seed=5, events=120, batches=3)
+    scenario.write_events(first)
+    seen += first
+    scenario.dbt("run", vars=VARS)
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+    # An erasure through the Thrift Server: its run rewrites the lookup tables it took rows from
+    # (compaction, an INSERT OVERWRITE on Iceberg and OPTIMIZE on Delta, whatever the files' count).
+    user = next(normalise_id(event.user_id) for event in first if normalise_id(event.user_id))
+    requests.add(scenario, "r-thrift", user=user)
+    scenario.write_events(second)
+    seen += second
+    scenario.dbt("run", vars=VARS)
+    assert scenario.lookup_tables() == lookup_tables(processed_events(requests.remaining(seen)).values())
+    compacted = " ".join(scenario.logged("Visitor lookup: compacted "))
+    for name in ("user_mapping", "visitor_lookup_spans"):  # the tables the erased user's rows leave
+        assert f"{scenario.schema}.{name}: " in compacted, name
     # The last run expires every older snapshot, run_lock's included (Iceberg's procedures over thrift).
     scenario.write_events(last)
     seen += last
     scenario.dbt("run", vars={**VARS, "visitor_lookup__snapshot_retention_days": 0})
-    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+    assert scenario.lookup_tables() == lookup_tables(processed_events(requests.remaining(seen)).values())
     if table_format() == "iceberg":
         expired = " ".join(scenario.logged("Visitor lookup: expired "))
         for name in ("incremental_manifest", "processed_events", "user_mapping", "run_lock"):

@@ -60,7 +60,14 @@
         {{ return('') }}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.now() -%}
-    {%- do run_query("insert overwrite table " ~ relation ~ " select * from " ~ relation) -%}
+    {#-
+        A statement, not run_query: an INSERT returns no result set, and
+        fetching one fails through the Thrift Server's cursor.
+    -#}
+    {%- call statement('visitor_lookup_compaction', fetch_result=False) -%}
+        insert overwrite table {{ relation }}
+        select * from {{ relation }}
+    {%- endcall -%}
     {%- set after = run_query("select count(*) as files from " ~ relation ~ ".files").rows[0] -%}
     {%- do visitor_lookup_log_compaction(
         relation, layout['files'], layout['partitions'], visitor_lookup_compaction_reason(layout['erasing'], limit),
