@@ -235,6 +235,40 @@ def test_the_not_null_check_of_processed_events_reads_what_the_latest_run_stored
 
 
 @pytest.mark.same_on_both_formats
+@pytest.mark.parametrize("stored_by_the_latest_run", [True, False])
+def test_the_uniqueness_check_of_processed_events_reads_the_ids_the_latest_run_stored(
+    history: Scenario, stored_by_the_latest_run: bool
+) -> None:
+    run = "= (select max(run_number)" if stored_by_the_latest_run else "< (select max(run_number)"
+    (event,) = history.sql(
+        f"select event_id from {{schema}}.processed_events where run_number {run} "
+        "from {schema}.processed_events) order by event_id limit 1"
+    )
+    columns = (
+        "event_id, visitor_cookie_id, user_id, landed, loaded_at, vcid_first_two, "
+        "replaced_visitor_cookie_id, replaced_landed"
+    )
+    before = history.current_version("processed_events")
+    # a second row with the id, as if an earlier run had stored it
+    history.sql(
+        f"insert into {{schema}}.processed_events ({columns}, run_number) "
+        f"select {columns}, 0 from {{schema}}.processed_events where event_id = '{event.event_id}'"
+    )
+    unique = ["--select", "base_processed_events,test_name:unique"]
+    test = "unique_base_processed_events_event_id"
+    try:
+        scoped = history.dbt("test", *unique, vars=VARS, ok=not stored_by_the_latest_run)
+        full = history.dbt("test", *unique, vars={**VARS, "visitor_lookup__test_scope": "all"}, ok=False)
+        found = [(row.unique_field, row.n_records) for row in history.failing_rows(scoped, test)]
+        assert found == ([(event.event_id, 2)] if stored_by_the_latest_run else [])
+        assert [(row.unique_field, row.n_records) for row in history.failing_rows(full, test)] == [
+            (event.event_id, 2)
+        ]
+    finally:
+        history.restore_version("processed_events", before)
+
+
+@pytest.mark.same_on_both_formats
 def test_docs_generate_documents_every_model_and_column(history: Scenario) -> None:
     history.dbt("docs", "generate", vars=VARS)
     manifest = json.loads((history.target_dir / "manifest.json").read_text())
