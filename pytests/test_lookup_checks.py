@@ -210,60 +210,53 @@ def test_the_lookup_tests_name_each_problem_of_a_touched_cookie(history: Scenari
     history.dbt("test", "--select", "visitor_lookup", vars=VARS)
 
 
-@pytest.mark.same_on_both_formats
-@pytest.mark.parametrize("stored_by_the_latest_run", [True, False])
-def test_the_not_null_check_of_processed_events_reads_what_the_latest_run_stored(
-    history: Scenario, stored_by_the_latest_run: bool
-) -> None:
-    run = "= (select max(run_number)" if stored_by_the_latest_run else "< (select max(run_number)"
-    (event,) = history.sql(
-        f"select event_id from {{schema}}.processed_events where run_number {run} "
-        "from {schema}.processed_events) order by event_id limit 1"
-    )
-    before = history.current_version("processed_events")
-    history.sql(f"update {{schema}}.processed_events set landed = null where event_id = '{event.event_id}'")
-    not_null = ["--select", "base_processed_events,test_name:columns_not_null"]
-    test = "columns_not_null_base_processed_events"
-    try:
-        scoped = history.dbt("test", *not_null, vars=VARS, ok=not stored_by_the_latest_run)
-        full = history.dbt("test", *not_null, vars={**VARS, "visitor_lookup__test_scope": "all"}, ok=False)
-        found = [row.event_id for row in history.failing_rows(scoped, test)]
-        assert found == ([event.event_id] if stored_by_the_latest_run else [])
-        assert [row.event_id for row in history.failing_rows(full, test)] == [event.event_id]
-    finally:
-        history.restore_version("processed_events", before)
-
-
-@pytest.mark.same_on_both_formats
-@pytest.mark.parametrize("stored_by_the_latest_run", [True, False])
-def test_the_uniqueness_check_of_processed_events_reads_the_ids_the_latest_run_stored(
-    history: Scenario, stored_by_the_latest_run: bool
-) -> None:
-    run = "= (select max(run_number)" if stored_by_the_latest_run else "< (select max(run_number)"
-    (event,) = history.sql(
-        f"select event_id from {{schema}}.processed_events where run_number {run} "
-        "from {schema}.processed_events) order by event_id limit 1"
-    )
-    columns = (
-        "event_id, visitor_cookie_id, user_id, landed, loaded_at, vcid_first_two, "
-        "replaced_visitor_cookie_id, replaced_landed"
-    )
-    before = history.current_version("processed_events")
+COPIED_COLUMNS = (
+    "event_id, visitor_cookie_id, user_id, landed, loaded_at, vcid_first_two, "
+    "replaced_visitor_cookie_id, replaced_landed"
+)
+# For each scoped check of processed_events: how one row (its event id in {event_id}) breaks it, then the
+# failing row's columns and the values expected there.
+PROCESSED_EVENTS_BREAKAGES = {
+    # landed emptied
+    "columns_not_null": (
+        "update {schema}.processed_events set landed = null where event_id = '{event_id}'",
+        lambda row: row.event_id,
+        lambda event_id: event_id,
+    ),
     # a second row with the id, as if an earlier run had stored it
-    history.sql(
-        f"insert into {{schema}}.processed_events ({columns}, run_number) "
-        f"select {columns}, 0 from {{schema}}.processed_events where event_id = '{event.event_id}'"
+    "unique": (
+        f"insert into {{schema}}.processed_events ({COPIED_COLUMNS}, run_number) "
+        f"select {COPIED_COLUMNS}, 0 from {{schema}}.processed_events where event_id = '{{event_id}}'",
+        lambda row: (row.unique_field, row.n_records),
+        lambda event_id: (event_id, 2),
+    ),
+}
+
+
+@pytest.mark.same_on_both_formats
+@pytest.mark.parametrize("check", list(PROCESSED_EVENTS_BREAKAGES))
+@pytest.mark.parametrize("stored_by_the_latest_run", [True, False])
+def test_the_checks_of_processed_events_read_what_the_latest_run_stored(
+    history: Scenario, check: str, stored_by_the_latest_run: bool
+) -> None:
+    """The not-null check reads the rows the latest run stored, the uniqueness check the rows of its event
+    ids; with visitor_lookup__test_scope 'all' both read every row."""
+    breakage, failing, expected = PROCESSED_EVENTS_BREAKAGES[check]
+    run = "= (select max(run_number)" if stored_by_the_latest_run else "< (select max(run_number)"
+    (event,) = history.sql(
+        f"select event_id from {{schema}}.processed_events where run_number {run} "
+        "from {schema}.processed_events) order by event_id limit 1"
     )
-    unique = ["--select", "base_processed_events,test_name:unique"]
-    test = "unique_base_processed_events_event_id"
+    before = history.current_version("processed_events")
+    history.sql(breakage.replace("{event_id}", event.event_id))
+    selected = ["--select", f"base_processed_events,test_name:{check}"]
+    test = f"{check}_base_processed_events"
     try:
-        scoped = history.dbt("test", *unique, vars=VARS, ok=not stored_by_the_latest_run)
-        full = history.dbt("test", *unique, vars={**VARS, "visitor_lookup__test_scope": "all"}, ok=False)
-        found = [(row.unique_field, row.n_records) for row in history.failing_rows(scoped, test)]
-        assert found == ([(event.event_id, 2)] if stored_by_the_latest_run else [])
-        assert [(row.unique_field, row.n_records) for row in history.failing_rows(full, test)] == [
-            (event.event_id, 2)
-        ]
+        scoped = history.dbt("test", *selected, vars=VARS, ok=not stored_by_the_latest_run)
+        full = history.dbt("test", *selected, vars={**VARS, "visitor_lookup__test_scope": "all"}, ok=False)
+        found = [failing(row) for row in history.failing_rows(scoped, test)]
+        assert found == ([expected(event.event_id)] if stored_by_the_latest_run else [])
+        assert [failing(row) for row in history.failing_rows(full, test)] == [expected(event.event_id)]
     finally:
         history.restore_version("processed_events", before)
 

@@ -19,13 +19,10 @@
         this package.
     -#}
     {%- set where = config.get('where', '') -%}
-    {%- set latest_run_markers = ['__visitor_lookup_stored_events__', '__visitor_lookup_latest_run_rows__'] -%}
-    {%- if where in ['__visitor_lookup_touched_cookies__'] + latest_run_markers
-        and var('visitor_lookup__test_scope', 'changed') == 'all' -%}
-        {{ return(relation) }}
-    {%- endif -%}
-    {%- set latest_run = 'run_number = (select max(run_number) from ' ~ relation.schema ~ '.processed_events)' -%}
-    {%- if execute and where in latest_run_markers -%}
+    {%- set scoped = var('visitor_lookup__test_scope', 'changed') != 'all' -%}
+    {%- set latest_run_query = 'select max(run_number) from ' ~ relation.schema ~ '.processed_events' -%}
+    {%- set latest_run_number = '(' ~ latest_run_query ~ ')' -%}
+    {%- if execute and scoped and where in ['__visitor_lookup_stored_events__', '__visitor_lookup_latest_run_rows__'] -%}
         {#-
             The latest run's number as a literal: the table's file statistics
             then narrow its rows while Spark plans, and the event ids they
@@ -33,11 +30,10 @@
             ids through a shuffle (10 M events: the uniqueness test 3.7 to
             6.3 s -> 1.3 to 1.9 s, warm).
         -#}
-        {%- set latest = run_query(
-            'select max(run_number) as latest from ' ~ relation.schema ~ '.processed_events'
-        ).columns[0].values()[0] -%}
-        {%- set latest_run = 'run_number = ' ~ (latest if latest is not none else 'null') -%}
+        {%- set latest = run_query(latest_run_query).columns[0].values()[0] -%}
+        {%- set latest_run_number = latest if latest is not none else 'null' -%}
     {%- endif -%}
+    {%- set latest_run = 'run_number = ' ~ latest_run_number -%}
     {%- set markers = {
         '__visitor_lookup_touched_cookies__':
             'visitor_cookie_id in (select visitor_cookie_id from '
@@ -46,6 +42,9 @@
             'event_id in (select event_id from ' ~ relation.schema ~ '.processed_events where ' ~ latest_run ~ ')',
         '__visitor_lookup_latest_run_rows__': latest_run,
     } -%}
+    {%- if where in markers and not scoped -%}
+        {{ return(relation) }}
+    {%- endif -%}
     {%- set filter = markers.get(where, where) -%}
     {%- if not filter -%}
         {{ return(relation) }}
