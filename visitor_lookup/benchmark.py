@@ -17,8 +17,16 @@ included):
   once with the profile's quick compilation and once with Java's optimising
   compiler; the faster counts;
 * process floor: the smallest dbt run that changes a table of our format
-  (visitor_lookup/run_floor: one model merging one row, its second run) and
-  the smallest dbt test (one test), on the same profile;
+  (visitor_lookup/run_floor, models/one_merge: one model merging one row,
+  its second run) and the smallest dbt test (one test), on the same profile;
+* exact-run floor: the reads and writes every exact incremental run must
+  make, for the first batch of new events (run_floor, models/exact_run: its
+  first run stores the history, not timed; the second compares the new
+  events with every stored id, stores them and adds their rows to three
+  lookup tables after reading their stored rows of the run's cookies); then
+  the reads its dbt test must make (the run's ids against every stored id,
+  each lookup table's rows of the run's cookies), and a run of its first
+  model again, the reads of a run with no new data;
 * with --thrift, for H only: the full build and the same incremental runs on
   the thrift target (delta with --format delta), against a local standalone cluster and Spark Thrift
   Server started for the purpose (visitor_lookup.cluster), reading the same
@@ -63,6 +71,7 @@ if TYPE_CHECKING:
 
 END = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 DAYS = 30  # of history H; a history of scale x H spans scale x DAYS
+BATCH_HOURS = 6  # the n-th batch of new events is loaded in the n-th BATCH_HOURS after END
 PEER_PROJECT = Path(__file__).with_name("naive_rebuild")
 FLOOR_PROJECT = Path(__file__).with_name("run_floor")
 # Brings back Java's optimising compiler, which the profile leaves off (docs/design.md, "Configuration in
@@ -99,7 +108,8 @@ def log(message: str) -> None:
 def new_events(history_file: Path, out: Path, count: int, seed: int, run: int = 1) -> Path:
     """`count` new events (ids unseen) loaded in the run-th 6 hours after the history; a tenth are late
     events of known cookies."""
-    (generated,) = write_batches(out, count, 1, END + dt.timedelta(hours=6 * run), 0.25, seed, False)
+    batch_end = END + dt.timedelta(hours=BATCH_HOURS * run)
+    (generated,) = write_batches(out, count, 1, batch_end, BATCH_HOURS / 24, seed, False)
     known = pc.unique(pq.read_table(history_file, columns=["visitor_cookie_id"])["visitor_cookie_id"])
     rng = random.Random(seed)
     rows = pq.read_table(generated).to_pylist()
@@ -173,12 +183,14 @@ class Bench:
         thrift: int = 0,
         java_options: str = "",
         extra_vars: dict | None = None,
+        select: str = "",
     ) -> dict:
         """One dbt command as a fresh process; its wall time and dbt's time per node.
 
         thrift: a Thrift Server's port, to run on the thrift target (events: the view {schema}_web.pageviews).
         java_options: added to VISITOR_LOOKUP_JAVA_OPTIONS for this process.
         extra_vars: dbt vars for this process only.
+        select: the nodes to run (dbt's --select), when not all.
         """
         project = project or self.root
         target = self.work / "target" / f"{project.name}-{schema}"
@@ -195,7 +207,8 @@ class Bench:
                 "VISITOR_LOOKUP_THRIFT_PORT": str(thrift),
             }
             run_vars["visitor_lookup__events_schema"] = f"{schema}_web"
-        command = ["dbt", *args, "--vars", json.dumps(run_vars), "--project-dir", str(project)]
+        command = ["dbt", *args, *(("--select", select) if select else ()), "--vars", json.dumps(run_vars)]
+        command += ["--project-dir", str(project)]
         command += ["--target-path", str(target), "--log-path", str(logfile.parent / f"{schema}-dbt")]
         started = time.monotonic()
         with logfile.open("w") as out:
@@ -288,16 +301,35 @@ class Bench:
                 java_options=OPTIMISING_COMPILER,
             ),
         }
-        floor_schema, floor_vars = f"floor_{size}", {"run_floor__file_format": self.table_format}
-        floor = {"project": FLOOR_PROJECT, "extra_vars": floor_vars}
-        self.dbt("floor: first dbt run", floor_schema, events, "run", **floor)
+        floor_schema = f"floor_{size}"
+        floor_vars = {
+            "run_floor__file_format": self.table_format,
+            "run_floor__events_path": str(events),
+            # the first batch of new events, as the first incremental run read it
+            "run_floor__loaded_after": f"{END:%Y-%m-%d %H:%M:%S}",
+            "run_floor__loaded_until": f"{END + dt.timedelta(hours=BATCH_HOURS):%Y-%m-%d %H:%M:%S}",
+        }
+        one_merge = {"project": FLOOR_PROJECT, "extra_vars": floor_vars, "select": "one_merge"}
+        exact_run = {"project": FLOOR_PROJECT, "extra_vars": floor_vars, "select": "exact_run"}
+        self.dbt("floor: first dbt run", floor_schema, events, "run", **one_merge)
+        self.dbt("floor: exact run, storing the history", floor_schema, events, "run", **exact_run)
         steps = {
             "full": full,
             "test": test,
             "no_new_data": no_new_data,
             "peer_full_rebuild": min(peers.values(), key=lambda measured: measured["wall"]),
-            "run_floor": self.dbt("floor: dbt run", floor_schema, events, "run", **floor),
-            "test_floor": self.dbt("floor: dbt test", floor_schema, events, "test", **floor),
+            "run_floor": self.dbt("floor: dbt run", floor_schema, events, "run", **one_merge),
+            "test_floor": self.dbt("floor: dbt test", floor_schema, events, "test", **one_merge),
+            "exact_run_floor": self.dbt("floor: exact run", floor_schema, events, "run", **exact_run),
+            "exact_test_floor": self.dbt("floor: exact dbt test", floor_schema, events, "test", **exact_run),
+            # the same window again, every event in it stored: what a run with no new data must read
+            "exact_no_new_data_floor": self.dbt(
+                "floor: exact run, no new data",
+                floor_schema,
+                events,
+                "run",
+                **{**exact_run, "select": "exact_run_events"},
+            ),
         }
         on_thrift = self.on_thrift(size, history_files, batches) if thrift else None
         checked = subprocess.run(
@@ -406,6 +438,9 @@ def report_table(results: dict[int, dict], new_count: int, runs: int) -> list[tu
         *rows("floor: read + group new", "floor"),
         *rows("floor: dbt run, one merge", "run_floor"),
         *rows("floor: dbt test, one test", "test_floor"),
+        *rows(f"floor: exact run, {new_count:,} new", "exact_run_floor"),
+        *rows("floor: exact run's dbt test", "exact_test_floor"),
+        *rows("floor: exact, no new data", "exact_no_new_data_floor"),
         *thrift,
     ]
 

@@ -1,0 +1,77 @@
+-- The events every exact run stores and compares new ones with. The first run (setup, not timed) stores
+-- every event loaded up to run_floor__loaded_after; a later run reads the events loaded after it and up
+-- to run_floor__loaded_until, and appends one copy of each whose id is not stored yet. No cleaning, no
+-- replacing of stored copies, no quarantine: less than any exact run does.
+{{
+    config(
+        materialized='incremental',
+        file_format=var('run_floor__file_format'),
+        incremental_strategy='append',
+    )
+}}
+
+with source_events as (
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at
+    from parquet.`{{ var('run_floor__events_path') }}`
+    where
+    {% if is_incremental() %}
+        loaded_at > timestamp '{{ var("run_floor__loaded_after") }}'
+        and loaded_at <= timestamp '{{ var("run_floor__loaded_until") }}'
+    {% else %}
+        loaded_at <= timestamp '{{ var("run_floor__loaded_after") }}'
+    {% endif %}
+),
+
+stored_events as (
+    {% if is_incremental() %}
+    select event_id from {{ this }}
+    {% else %}
+    select cast(null as string) as event_id
+    where false
+    {% endif %}
+),
+
+stored_ids as (
+    -- the stored ids among the new events': every stored id streams past the broadcast new events once
+    select /*+ broadcast(source_events) */ stored_events.event_id
+    from stored_events
+    left semi join source_events
+        on stored_events.event_id = source_events.event_id
+),
+
+unseen_events as (
+    select
+        source_events.event_id,
+        source_events.visitor_cookie_id,
+        source_events.user_id,
+        source_events.landed,
+        source_events.loaded_at
+    from source_events
+    left anti join stored_ids
+        on source_events.event_id = stored_ids.event_id
+),
+
+ranked_copies as (
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at,
+        row_number() over (partition by event_id order by loaded_at) as copy_rank
+    from unseen_events
+)
+
+select
+    event_id,
+    visitor_cookie_id,
+    user_id,
+    landed,
+    loaded_at
+from ranked_copies
+where copy_rank = 1
