@@ -104,9 +104,21 @@
         {{ return('') }}
     {%- endif -%}
     {%- set manifest = visitor_lookup_model_relation('base_incremental_manifest') -%}
-    {%- set merge_sql -%}
-        merge into {{ manifest }} as manifest
-        using (
+    {#-
+        The whole five-row table written again, not merged: one write in
+        place of a MERGE's join and rewrite (a run with no new data at 1 M:
+        this hook 1.2 -> 0.8 s, docs/benchmarks.md). greatest skips NULLs, so
+        a model this run did not advance keeps its row, and a new one gets its
+        first.
+    -#}
+    {%- set advance_sql -%}
+        insert overwrite table {{ manifest }}
+        select
+            coalesce(manifest.model, advanced.model) as model,
+            greatest(manifest.last_success, advanced.last_success) as last_success,
+            greatest(manifest.last_run_number, advanced.last_run_number) as last_run_number
+        from {{ manifest }} as manifest
+        full outer join (
             select
                 succeeded.model,
                 case
@@ -122,16 +134,11 @@
                 from {{ visitor_lookup_model_relation('base_events_this_run') }}
             ) as window_high_water
         ) as advanced
-        on manifest.model = advanced.model
-        when matched then update set
-            manifest.last_success = greatest(manifest.last_success, advanced.last_success),
-            manifest.last_run_number = greatest(manifest.last_run_number, advanced.last_run_number)
-        when not matched then insert (model, last_success, last_run_number)
-            values (advanced.model, advanced.last_success, advanced.last_run_number)
+            on manifest.model = advanced.model
     {%- endset -%}
-    {#- A statement, not run_query: a MERGE returns no rows to fetch over thrift. -#}
+    {#- A statement, not run_query: an INSERT returns no rows to fetch over thrift. -#}
     {%- call statement('visitor_lookup_advance_manifest') -%}
-        {{ merge_sql }}
+        {{ advance_sql }}
     {%- endcall -%}
     {%- set query -%}
         select model, {{ visitor_lookup_timestamp_text('last_success') }} as last_success, last_run_number
