@@ -27,19 +27,10 @@ with source_events as (
     {% endif %}
 ),
 
-stored_events as (
-    {% if is_incremental() %}
-    select event_id from {{ this }}
-    {% else %}
-    select cast(null as string) as event_id
-    where false
-    {% endif %}
-),
-
 stored_ids as (
     -- the stored ids among the new events': every stored id streams past the broadcast new events once
     select /*+ broadcast(source_events) */ stored_events.event_id
-    from stored_events
+    from {{ exact_run_this_or_empty({'event_id': 'string'}) }} as stored_events
     left semi join source_events
         on stored_events.event_id = source_events.event_id
 ),

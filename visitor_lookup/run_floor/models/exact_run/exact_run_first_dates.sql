@@ -29,19 +29,15 @@ run_first_dates as (
 ),
 
 stored_first_dates as (
-    {% if is_incremental() %}
     select /*+ broadcast(run_first_dates) */
         stored_rows.visitor_cookie_id,
         stored_rows.first_date
-    from {{ this }} as stored_rows
+    from {{ exact_run_this_or_empty({
+        'visitor_cookie_id': 'string',
+        'first_date': 'timestamp',
+    }) }} as stored_rows
     left semi join run_first_dates
         on stored_rows.visitor_cookie_id = run_first_dates.visitor_cookie_id
-    {% else %}
-    select
-        cast(null as string) as visitor_cookie_id,
-        cast(null as timestamp) as first_date
-    where false
-    {% endif %}
 ),
 
 earliest_first_dates as (

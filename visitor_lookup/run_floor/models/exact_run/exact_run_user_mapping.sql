@@ -33,21 +33,17 @@ run_user_starts as (
 ),
 
 stored_user_starts as (
-    {% if is_incremental() %}
     select /*+ broadcast(run_user_starts) */
         stored_rows.visitor_cookie_id,
         stored_rows.user_id,
         stored_rows.valid_start_date
-    from {{ this }} as stored_rows
+    from {{ exact_run_this_or_empty({
+        'visitor_cookie_id': 'string',
+        'user_id': 'string',
+        'valid_start_date': 'timestamp',
+    }) }} as stored_rows
     left semi join run_user_starts
         on stored_rows.visitor_cookie_id = run_user_starts.visitor_cookie_id
-    {% else %}
-    select
-        cast(null as string) as visitor_cookie_id,
-        cast(null as string) as user_id,
-        cast(null as timestamp) as valid_start_date
-    where false
-    {% endif %}
 ),
 
 earliest_user_starts as (

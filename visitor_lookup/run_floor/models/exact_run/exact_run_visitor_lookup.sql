@@ -52,21 +52,17 @@ run_spans as (
 ),
 
 stored_spans as (
-    {% if is_incremental() %}
     select /*+ broadcast(run_cookies) */
         stored_rows.visitor_cookie_id,
         stored_rows.user_id,
         stored_rows.valid_start_date
-    from {{ this }} as stored_rows
+    from {{ exact_run_this_or_empty({
+        'visitor_cookie_id': 'string',
+        'user_id': 'string',
+        'valid_start_date': 'timestamp',
+    }) }} as stored_rows
     left semi join run_cookies
         on stored_rows.visitor_cookie_id = run_cookies.visitor_cookie_id
-    {% else %}
-    select
-        cast(null as string) as visitor_cookie_id,
-        cast(null as string) as user_id,
-        cast(null as timestamp) as valid_start_date
-    where false
-    {% endif %}
 ),
 
 earliest_spans as (
