@@ -36,6 +36,8 @@ select
     coalesce(lookup_rows.valid_end_date, watermark.processed_through) as valid_end_date,
     lookup_rows.is_current,
     to_date(lookup_rows.valid_start_date) as start_day,
-    substring(lookup_rows.visitor_cookie_id, 1, {{ var("visitor_lookup__partition_prefix_length", 2) }}) as vcid_first_two
+    substring(
+        lookup_rows.visitor_cookie_id, 1, {{ var("visitor_lookup__partition_prefix_length", 2) }}
+    ) as vcid_first_two
 from lookup_rows
 cross join watermark
