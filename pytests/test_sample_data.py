@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from visitor_lookup.benchmark import new_events
+from visitor_lookup.benchmark import assess_targets, new_events, target_line
 from visitor_lookup.generate import write_batches
 
 from .conftest import Scenario
@@ -97,3 +97,35 @@ def test_benchmark_new_events_are_new_and_sit_beside_the_history(tmp_path: Path)
     earlier_ids = {r.event_id for r in stored} | {r.event_id for r in arriving}
     assert not {r.event_id for r in second if r.event_id is not None} & earlier_ids
     assert min(r.loaded_at for r in second if r.loaded_at) > max(r.loaded_at for r in arriving if r.loaded_at)
+
+
+def benchmark_result(
+    peer: float, incremental: float, exact_run: float, test: float, exact_test: float
+) -> dict:
+    return {
+        "peer_full_rebuild": peer,
+        "full": 1.2 * peer,
+        "incremental": incremental,
+        "exact_run_floor": exact_run,
+        "test": test,
+        "exact_test_floor": exact_test,
+        "no_new_data": 20.0,
+        "exact_no_new_data_floor": 11.0,
+        "rows_differing_from_peer": {"first_dates": 0, "user_mapping": 0, "visitor_lookup": 0},
+    }
+
+
+def test_benchmark_targets_say_where_the_exact_run_floor_stands() -> None:
+    small = benchmark_result(peer=20.0, incremental=24.0, exact_run=12.0, test=15.0, exact_test=8.0)
+    large = benchmark_result(peer=50.0, incremental=30.0, exact_run=14.0, test=18.0, exact_test=10.0)
+    large["rows_differing_from_peer"]["user_mapping"] = 3
+    assert [target_line(t) for t in assess_targets(small, large, thrift=False)] == [
+        "MISSED incremental <= 0.25 x peer (scale x H): 0.60 x peer; the exact-run floor 0.28 x peer"
+        " (misses it too)",
+        "MISSED incremental <= 0.5 x peer (H): 1.20 x peer; the exact-run floor 0.60 x peer (misses it too)",
+        "met  full build <= 1.25 x peer (scale x H): 1.20 x peer",
+        "MISSED no new data <= 15 s: 20.00 s; the exact-run floor 11.00 s (meets it)",
+        "MISSED dbt test <= 0.25 x peer (scale x H): 0.36 x peer; the exact-run floor 0.20 x peer (meets it)",
+        "met  incremental on scale x H <= 1.5 x on H: 1.25 x on H",
+        "MISSED tables equal the peer's",
+    ]
