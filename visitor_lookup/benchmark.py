@@ -612,7 +612,7 @@ def main(argv: list[str] | None = None) -> None:
         "target_figures": {
             t.name: {"ours": t.ours, "limit": t.limit, "exact_run_floor": t.floor, "unit": t.unit}
             for t in targets
-            if t.unit
+            if t.ours is not None
         },
     }
     path = args.out / f"benchmark-{report['when'].replace(':', '')}.json"
