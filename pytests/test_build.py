@@ -99,4 +99,28 @@ def test_the_incremental_selector_holds_the_set_and_what_it_reads(scenario: Scen
         "first_dates",
         "user_mapping",
         "visitor_lookup_spans",
+        "visitor_lookup",
     }
+
+
+def test_dbt_retry_finishes_a_failed_run_and_advances_the_manifest(scenario: Scenario) -> None:
+    first, second = random_arrivals(seed=29, batches=2)
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+    scenario.write_events(second)
+    with scenario.table_replaced_by_incompatible_one("user_mapping"):
+        failed = statuses(scenario.dbt("run", vars=VARS, ok=False))
+    assert failed["user_mapping"] == "error" and failed["visitor_lookup_spans"] == "skipped"
+    behind = scenario.manifest()
+    assert behind["user_mapping"] < behind["first_dates"]
+
+    retried = scenario.dbt("retry")
+
+    models = {r.node.name: str(r.status) for r in retried.result.results if r.node.resource_type == "model"}
+    assert models == dict.fromkeys(("user_mapping", "visitor_lookup_spans", "visitor_lookup"), "success")
+    assert len(set(scenario.manifest().values())) == 1  # every model processed through the same instant
+    assert scenario.manifest()["first_dates"] == behind["first_dates"]
+    assert scenario.lookup_tables() == lookup_tables(processed_events(first + second).values())
+    scenario.dbt("run", vars=VARS)
+    assert scenario.logged("Visitor lookup: Standard incremental run")
+    assert scenario.lookup_tables() == lookup_tables(processed_events(first + second).values())

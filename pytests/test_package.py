@@ -38,8 +38,8 @@ class HostScenario(Scenario):
 
 
 @pytest.fixture
-def host(tmp_path: Path) -> HostScenario:
-    scenario = HostScenario("package_host", tmp_path)
+def host(request: pytest.FixtureRequest, tmp_path: Path) -> HostScenario:
+    scenario = HostScenario(request.node.name, tmp_path)
     installed = dbtRunner().invoke(
         ["deps", "--project-dir", str(HOST), "--profiles-dir", str(ROOT / "profiles")]
     )
@@ -64,3 +64,21 @@ def test_a_host_project_builds_the_package_exactly(host: HostScenario) -> None:
             (cookie, user) for cookie, user, _, _, is_current, _, _ in expected.visitor_lookup if is_current
         }
     host.dbt("test", vars=VARS)
+
+
+def test_a_host_run_of_its_own_models_leaves_the_package_alone(host: HostScenario) -> None:
+    batch = random_arrivals(seed=37, batches=1)[0]
+    host.write_events(batch)
+    host.dbt("build", vars=VARS)
+    runs = sorted(host.table("visitor_lookup_runs"))
+
+    host.dbt("run", "--select", "current_cookie_users", vars=VARS)
+
+    assert sorted(host.table("visitor_lookup_runs")) == runs  # no row, no run number
+    assert not host.logged("Visitor lookup: ")  # no lock, no erasure table, no expiry
+    # the package's view override keeps its digest on the package's views only
+    properties = host.spark.sql(f"show tblproperties {host.host_schema}.current_cookie_users").collect()
+    assert "visitor_lookup.definition" not in {row.key for row in properties}
+    package_view = host.spark.sql(f"show tblproperties {host.schema}.visitor_lookup").collect()
+    assert "visitor_lookup.definition" in {row.key for row in package_view}
+    assert host.lookup_tables() == lookup_tables(processed_events(batch).values())

@@ -192,7 +192,7 @@ def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) 
     )
 
     # a run stopped before any model (here by a bad var) changes nothing: dbt runs no on-run-end then
-    scenario.dbt("run", vars={**VARS, "visitor_lookup__lock_expiry_minutes": 0}, ok=False)
+    scenario.dbt("run", vars={**VARS, "visitor_lookup__lock_lease_minutes": 0}, ok=False)
     assert history.rows() == history.expected
 
     # the analysis shows the runs, newest first, with how long each took

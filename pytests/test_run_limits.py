@@ -130,7 +130,7 @@ def test_standard_run_is_bounded_by_now(built: Scenario) -> None:
             {"visitor_lookup__compact_at_files_per_partition": -1},
             "visitor_lookup__compact_at_files_per_partition",
         ),
-        ({"visitor_lookup__lock_expiry_minutes": 0}, "visitor_lookup__lock_expiry_minutes"),
+        ({"visitor_lookup__lock_lease_minutes": 0}, "visitor_lookup__lock_lease_minutes"),
         ({"visitor_lookup__lock_wait_seconds": "ten"}, "visitor_lookup__lock_wait_seconds"),
         ({"visitor_lookup__snapshot_retention_days": -1}, "visitor_lookup__snapshot_retention_days"),
         ({"visitor_lookup__snapshot_retention_days": "a week"}, "visitor_lookup__snapshot_retention_days"),

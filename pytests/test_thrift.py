@@ -270,12 +270,13 @@ def test_one_run_at_a_time(cluster: Cluster, tmp_path: Path) -> None:
 
 
 @pytest.mark.same_on_both_formats
-def test_a_killed_run_holds_the_lock_until_it_expires(cluster: Cluster, tmp_path: Path) -> None:
-    scenario = ThriftScenario("thrift_lock_expiry", tmp_path, cluster)
+def test_a_killed_run_holds_the_lock_only_until_its_lease_lapses(cluster: Cluster, tmp_path: Path) -> None:
+    scenario = ThriftScenario("thrift_lock_lease", tmp_path, cluster)
     batch = random_arrivals(seed=8, events=100, batches=1)[0]
     scenario.write_events(batch)
+    lease = {"visitor_lookup__lock_lease_minutes": 1}
 
-    killed = Started(scenario, "killed", {"visitor_lookup__lock_expiry_minutes": 1})
+    killed = Started(scenario, "killed", lease)
     try:
         killed.read_until("Visitor lookup: run lock taken")
         killed.process.kill()
@@ -283,7 +284,55 @@ def test_a_killed_run_holds_the_lock_until_it_expires(cluster: Cluster, tmp_path
     finally:
         killed.process.kill()
 
-    scenario.dbt("run", vars={**VARS, "visitor_lookup__lock_wait_seconds": 120})
+    scenario.dbt("run", vars={**VARS, **lease, "visitor_lookup__lock_wait_seconds": 120})
     assert scenario.logged("Visitor lookup: waiting for the run lock, held by dbt run ")
-    assert scenario.logged("Visitor lookup: run lock taken")
+    (took_over,) = scenario.logged("Visitor lookup: took over the run lock from dbt run ")
+    assert "its lease lapsed, so that run stopped without releasing it" in took_over
+    assert scenario.logged("Visitor lookup: run lock released")
+    assert scenario.lookup_tables() == lookup_tables(processed_events(batch).values())
+    assert scenario.sql("select count(*) from {schema}.run_lock") == [(0,)]
+
+
+@pytest.mark.same_on_both_formats
+def test_a_run_renews_its_lease_as_it_goes(cluster: Cluster, tmp_path: Path) -> None:
+    scenario = ThriftScenario("thrift_lock_renewal", tmp_path, cluster)
+    batch = random_arrivals(seed=10, events=60, batches=1)[0]
+    scenario.write_events(batch)
+
+    # a model that runs for longer than a third of the lease: the dbt process paused between two models
+    run = Started(scenario, "renewing", {"visitor_lookup__lock_lease_minutes": 1})
+    try:
+        run.read_until(f"START sql table model {scenario.schema}.base_new_event_limits")
+        run.process.send_signal(signal.SIGSTOP)
+        time.sleep(25)
+        run.process.send_signal(signal.SIGCONT)
+        assert run.finish() == 0
+    finally:
+        run.process.kill()
+
+    assert run.said("Visitor lookup: run lock renewed until ")
+    assert run.said("Visitor lookup: run lock released")
+    assert scenario.lookup_tables() == lookup_tables(processed_events(batch).values())
+
+
+@pytest.mark.same_on_both_formats
+def test_a_lock_is_released_by_hand(cluster: Cluster, tmp_path: Path) -> None:
+    scenario = ThriftScenario("thrift_lock_by_hand", tmp_path, cluster)
+    batch = random_arrivals(seed=9, events=60, batches=1)[0]
+    scenario.write_events(batch)
+    scenario.dbt("run", vars=VARS)
+    scenario.sql(
+        "insert into {schema}.run_lock select 'run', 'a-lost-run', 'dbt build', current_timestamp(), "
+        "current_timestamp() + interval 15 minutes"
+    )
+    scenario.dbt("run", vars=VARS, ok=False)
+    assert scenario.logged("dbt run-operation visitor_lookup_release_run_lock")
+
+    release = ("run-operation", "visitor_lookup_release_run_lock")
+    scenario.dbt(*release, "--args", "{holder: another-run}", vars=VARS)
+    assert scenario.logged("Visitor lookup: the run lock is not held by another-run; nothing released")
+    scenario.dbt(*release, vars=VARS)
+    assert scenario.logged("Visitor lookup: released the run lock of dbt build a-lost-run, since ")
+    assert scenario.sql("select count(*) from {schema}.run_lock") == [(0,)]
+    scenario.dbt("run", vars=VARS)
     assert scenario.lookup_tables() == lookup_tables(processed_events(batch).values())

@@ -19,6 +19,7 @@
     {%- if visitor_lookup_existing(requests) is not none -%}
         {{ return(false) }}
     {%- endif -%}
+    {%- do visitor_lookup_clear_leftover_location(requests, visitor_lookup_table_format()) -%}
     {%- call statement('visitor_lookup_create_erasure_requests') -%}
         create table if not exists {{ requests }} (
             request_id string,
@@ -38,7 +39,7 @@
         on-run-start: create erasure_requests when it does not exist yet, and
         stop the run, before any model, when a request names neither id.
     -#}
-    {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] -%}
+    {%- if not visitor_lookup_changes_state() -%}
         {{ return('') }}
     {%- endif -%}
     {%- set requests = visitor_lookup_erasure_requests_relation() -%}

@@ -25,12 +25,19 @@
         What the manifest says of the given models: min and max last_success
         (timestamp text, or none), which models it has no row for, and run
         numbers: the greatest any model reached, and the run every model has
-        succeeded since (0 while a model is missing).
+        succeeded since (0 while a model is missing). Read once per
+        invocation (the on-run-start guard and the limits both ask).
     -#}
+    {%- set cache = visitor_lookup_invocation_cache() -%}
+    {%- set key = 'manifest_status ' ~ manifest_relation ~ ' ' ~ models | join(',') -%}
+    {%- if key in cache -%}
+        {{ return(cache[key]) }}
+    {%- endif -%}
     {%- set status = {
         'min_last_success': none, 'max_last_success': none, 'present': [], 'missing': models,
         'max_last_run_number': 0, 'confirmed_run_number': 0,
     } -%}
+    {%- do cache.update({key: status}) -%}
     {%- set existing = visitor_lookup_existing(manifest_relation) -%}
     {%- if existing is none or models | length == 0 -%}
         {{ return(status) }}
@@ -95,7 +102,15 @@
     {%- if not succeeded -%}
         {{ return('') }}
     {%- endif -%}
-    {%- if not this_run_built -%}
+    {#-
+        dbt retry finishes a failed run: it keeps that run's selection but
+        reruns only what failed or was skipped, which read the run's per-run
+        tables, window included. A window selected but absent from the
+        results is that case.
+    -#}
+    {%- set ran = results | map(attribute='node') | map(attribute='name') | list -%}
+    {%- set retried = visitor_lookup_selected('base_events_this_run') and 'base_events_this_run' not in ran -%}
+    {%- if not this_run_built and not retried -%}
         {%- do exceptions.warn(
             "Visitor lookup: " ~ succeeded | join(', ') ~ " ran without base_events_this_run in the same "
             ~ "invocation, so what they read is not this run's window; the manifest was not advanced. "

@@ -56,7 +56,7 @@
         on-run-start (another run holds the lock, or a var is wrong), then
         append this run's row to visitor_lookup_runs and log it.
     -#}
-    {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] -%}
+    {%- if not visitor_lookup_changes_state() -%}
         {{ return('') }}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.now() -%}
@@ -91,6 +91,7 @@
         and models['base_cookie_changes_this_run'].status == 'success' -%}
     {%- set runs = visitor_lookup_runs_relation() -%}
     {%- if visitor_lookup_existing(runs) is none -%}
+    {%- do visitor_lookup_clear_leftover_location(runs, visitor_lookup_table_format()) -%}
     {%- call statement('visitor_lookup_create_runs') -%}
         create table if not exists {{ runs }} (
             invocation_id string,

@@ -16,9 +16,15 @@
         dbt looks for this macro through its dispatch order: first in the
         root project, in a host project once its dispatch config names this
         package. It runs in its caller's namespace, so it calls no macro of
-        this package.
+        this package. Any other where (a host project's tests) gets dbt's own
+        filter.
     -#}
     {%- set where = config.get('where', '') -%}
+    {%- if where not in [
+        '__visitor_lookup_touched_cookies__', '__visitor_lookup_stored_events__', '__visitor_lookup_latest_run_rows__'
+    ] -%}
+        {{ return(dbt.default__get_where_subquery(relation)) }}
+    {%- endif -%}
     {%- set scoped = var('visitor_lookup__test_scope', 'changed') != 'all' -%}
     {%- set latest_run_query = 'select max(run_number) from ' ~ relation.schema ~ '.processed_events' -%}
     {%- set latest_run_number = '(' ~ latest_run_query ~ ')' -%}
@@ -45,9 +51,5 @@
     {%- if where in markers and not scoped -%}
         {{ return(relation) }}
     {%- endif -%}
-    {%- set filter = markers.get(where, where) -%}
-    {%- if not filter -%}
-        {{ return(relation) }}
-    {%- endif -%}
-    {{ return('(select * from ' ~ relation ~ ' where ' ~ filter ~ ') dbt_subquery') }}
+    {{ return('(select * from ' ~ relation ~ ' where ' ~ markers[where] ~ ') dbt_subquery') }}
 {% endmacro %}

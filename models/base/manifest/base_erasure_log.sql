@@ -3,7 +3,9 @@
     run, and how many stored events and quarantined rows it erased. Written
     after processed_events and the quarantine have deleted them, so a run
     that fails before leaves the request pending and the next run does it.
-    Holds no user or cookie id.
+    Holds no user or cookie id. A record, not a cache: --full-refresh keeps
+    it (full_refresh=false), so the rebuild still knows which requests are
+    done, when, and by which run.
 -#}
 {{
     config(
@@ -15,6 +17,7 @@
         incremental_strategy='action_merge',
         meta={'action_merge_append_inserts': true},
         unique_key='request_id',
+        full_refresh=false,
     )
 }}
 

@@ -1,0 +1,89 @@
+{#-
+    on-run-start guards: what an invocation must not do to the incremental
+    set, refused before any model runs.
+-#}
+
+{% macro visitor_lookup_guard_invocation() %}
+    {#- on-run-start: the three guards below, in one hook. -#}
+    {%- do visitor_lookup_guard_full_refresh() -%}
+    {%- do visitor_lookup_guard_selection() -%}
+    {%- do visitor_lookup_guard_vanished_tables() -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_guard_full_refresh() %}
+    {#-
+        Snowplow-style: a --full-refresh that selects the manifest or a model
+        of the incremental set drops what those tables hold (every processed
+        event, the quarantine, the lookup history) and reads it all again
+        from the raw events, which a team may no longer keep in full.
+        Refused unless the var visitor_lookup__allow_refresh is true; a full
+        refresh of any other model (base_new_event_limits, say) goes ahead.
+    -#}
+    {%- set allowed = visitor_lookup_var_boolean('visitor_lookup__allow_refresh') -%}
+    {%- if not execute or not flags.FULL_REFRESH or allowed -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set refreshed = [] -%}
+    {%- for name in visitor_lookup_incremental_models() + ['base_incremental_manifest']
+        if visitor_lookup_selected(name) -%}
+        {%- do refreshed.append('the manifest' if name == 'base_incremental_manifest' else name) -%}
+    {%- endfor -%}
+    {%- if refreshed -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: --full-refresh would drop and rebuild " ~ refreshed | join(', ')
+            ~ " from the raw events. If every raw event since visitor_lookup__start_date is still "
+            ~ "there, run again with --vars '{\"visitor_lookup__allow_refresh\": true}'."
+        ) }}
+    {%- endif -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_guard_vanished_tables() %}
+    {#-
+        A table that keeps state and has vanished would be created anew by
+        dbt from this run's window alone, silently dropping its history. Stop
+        instead when one is missing although the manifest says the
+        incremental set has run: the manifest's models that have succeeded,
+        and the manifest and erasure records beside them. Costs nothing
+        while every table is there; otherwise the metastore is asked once
+        whether dbt's listing was right (a metastore error makes dbt-spark
+        list an empty schema), then the manifest is read.
+    -#}
+    {%- if not visitor_lookup_changes_state()
+        or (flags.FULL_REFRESH and visitor_lookup_var_boolean('visitor_lookup__allow_refresh')) -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set absent = {} -%}
+    {%- for name in visitor_lookup_state_models() -%}
+        {%- set relation = visitor_lookup_model_relation(name) -%}
+        {%- if visitor_lookup_existing(relation) is none -%}
+            {%- do absent.update({name: relation}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if not absent -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- do visitor_lookup_confirm_absent(absent.values() | list) -%}
+    {%- set models = visitor_lookup_incremental_models() -%}
+    {%- set status = visitor_lookup_manifest_status(visitor_lookup_model_relation('base_incremental_manifest'), models) -%}
+    {%- set vanished = [] -%}
+    {%- if status.present -%}
+        {%- for name, relation in absent.items() if name in status.present or name not in models -%}
+            {%- do vanished.append(relation) -%}
+        {%- endfor -%}
+    {%- elif 'base_incremental_manifest' in absent and absent | length < visitor_lookup_state_models() | length -%}
+        {%- do vanished.append(absent['base_incremental_manifest']) -%}
+    {%- endif -%}
+    {%- if vanished -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: " ~ vanished | join(', ') ~ " is missing, but the incremental set has run "
+            ~ "before (its other tables are there); a new one would hold this run's window only. Nothing "
+            ~ "was changed. Restore it (from a backup, or the table format's history), or rebuild every "
+            ~ "table from the raw events: dbt run --full-refresh --vars '{\"visitor_lookup__allow_refresh\": true}'."
+        ) }}
+    {%- endif -%}
+    {{ return('') }}
+{% endmacro %}
