@@ -19,7 +19,6 @@
     {%- if visitor_lookup_existing(requests) is not none -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- do visitor_lookup_clear_leftover_location(requests, visitor_lookup_table_format()) -%}
     {%- call statement('visitor_lookup_create_erasure_requests') -%}
         create table if not exists {{ requests }} (
             request_id string,

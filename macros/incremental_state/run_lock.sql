@@ -54,7 +54,6 @@
     {%- endif -%}
     {%- set lock = visitor_lookup_run_lock_relation() -%}
     {%- if visitor_lookup_existing(lock) is none -%}
-        {%- do visitor_lookup_clear_leftover_location(lock, visitor_lookup_table_format()) -%}
         {%- call statement('visitor_lookup_create_run_lock') -%}
             create table if not exists {{ lock }} (
                 lock_name string,
@@ -135,7 +134,7 @@
 
 {% macro visitor_lookup_renew_run_lock() %}
     {#-
-        Before each of the project's models (its pre-hook): renew the lease
+        Before each of the project's models (their pre-hook): renew the lease
         once a third of it has passed since the last renewal, so that a lock
         lapses soon after its holder stops, and check that this run still
         holds it. Nothing to do, and no statement, before that, or when the

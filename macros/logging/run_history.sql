@@ -91,7 +91,6 @@
         and models['base_cookie_changes_this_run'].status == 'success' -%}
     {%- set runs = visitor_lookup_runs_relation() -%}
     {%- if visitor_lookup_existing(runs) is none -%}
-    {%- do visitor_lookup_clear_leftover_location(runs, visitor_lookup_table_format()) -%}
     {%- call statement('visitor_lookup_create_runs') -%}
         create table if not exists {{ runs }} (
             invocation_id string,

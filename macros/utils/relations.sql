@@ -146,20 +146,6 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_before_model() %}
-    {#-
-        The pre-hook of every model of the project: renew the run lock's
-        lease when it is due, and clear what a killed run left where the
-        model's table is about to be created. Emits no statement of its own.
-    -#}
-    {%- do visitor_lookup_renew_run_lock() -%}
-    {%- if model.config.materialized in ['table', 'incremental'] -%}
-        {%- do visitor_lookup_clear_leftover_location(this, model.config.file_format) -%}
-    {%- endif -%}
-    {{ return('') }}
-{% endmacro %}
-
-
 {% macro visitor_lookup_tables_in_schema(schema) %}
     {#- The names of the tables the metastore has in the schema, asked once per invocation, lowercase. -#}
     {%- set cache = visitor_lookup_invocation_cache() -%}
@@ -193,51 +179,86 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_clear_leftover_location(relation, file_format) %}
+{% macro visitor_lookup_clear_leftover_locations() %}
     {#-
-        Before a Parquet or Delta table is created where none exists: a run
-        killed while it created or dropped the table can leave its folder
+        on-run-start, before any table is created: a run killed while Spark
+        created or dropped a Parquet or Delta table can leave its folder
         without a metastore entry, and Spark then refuses to create the
         table there ([LOCATION_ALREADY_EXISTS], or Delta's
         DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION) on every later run.
-        Iceberg's tables do not care (their files have unique names).
-        Dispatched: what clears a folder depends on the catalog.
+        Clears the folders of the tables this invocation may create that
+        dbt's listing does not have: the selected models (Iceberg's tables
+        need nothing, their files have unique names) and, when the run
+        changes state, the tables the hooks keep. No statement while they
+        all exist. Dispatched: what clears a folder depends on the catalog.
     -#}
-    {%- if not execute or file_format == 'iceberg' or visitor_lookup_existing(relation) is not none -%}
+    {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] -%}
         {{ return('') }}
     {%- endif -%}
-    {%- do visitor_lookup_confirm_absent([relation]) -%}
-    {{ return(adapter.dispatch('clear_leftover_location', 'visitor_lookup')(relation)) }}
-{% endmacro %}
-
-
-{% macro default__clear_leftover_location(relation) %}
-    {#-
-        A managed stand-in table is pointed at the folder and dropped with
-        PURGE, so the metastore deletes the folder, on whatever file system
-        the warehouse is. Its own empty folder stays, harmless: an empty
-        folder does not stop a create.
-    -#}
-    {%- set cache = visitor_lookup_invocation_cache() -%}
-    {%- set key = 'location_of_' ~ relation.schema | lower -%}
-    {%- if key not in cache -%}
-        {%- for row in run_query('describe schema extended ' ~ relation.schema).rows if row[0] == 'Location' -%}
-            {%- do cache.update({key: row[1]}) -%}
+    {%- set created = [] -%}
+    {%- for node in graph.nodes.values()
+        if node.resource_type == 'model' and node.package_name == 'visitor_lookup'
+        and node.config.materialized in ['table', 'incremental'] and node.config.file_format != 'iceberg'
+        and visitor_lookup_selected(node.name) -%}
+        {%- do created.append(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) -%}
+    {%- endfor -%}
+    {%- if visitor_lookup_changes_state() and visitor_lookup_table_format() != 'iceberg' -%}
+        {%- for identifier in ['run_lock', 'visitor_lookup_runs', 'erasure_requests'] -%}
+            {%- do created.append(visitor_lookup_relation_beside_manifest(identifier)) -%}
         {%- endfor -%}
     {%- endif -%}
-    {%- set stand_in = relation.incorporate(path={'identifier': relation.identifier ~ '__leftover'}) -%}
-    {%- call statement('visitor_lookup_create_stand_in') -%}
-        create table if not exists {{ stand_in }} (leftover int) using parquet
-    {%- endcall -%}
-    {%- call statement('visitor_lookup_point_stand_in') -%}
-        alter table {{ stand_in }} set location '{{ cache[key] }}/{{ relation.identifier | lower }}'
-    {%- endcall -%}
-    {%- call statement('visitor_lookup_drop_stand_in') -%}
-        drop table {{ stand_in }} purge
-    {%- endcall -%}
+    {%- set absent = [] -%}
+    {%- for relation in created if visitor_lookup_existing(relation) is none -%}
+        {%- do absent.append(relation) -%}
+    {%- endfor -%}
+    {%- if absent -%}
+        {%- do visitor_lookup_confirm_absent(absent) -%}
+        {%- do adapter.dispatch('clear_leftover_locations', 'visitor_lookup')(absent) -%}
+    {%- endif -%}
+    {{ return('') }}
 {% endmacro %}
 
 
-{% macro databricks__clear_leftover_location(relation) %}
+{% macro default__clear_leftover_locations(relations) %}
+    {#-
+        Per schema, one managed stand-in table, partitioned, gets each
+        folder as a partition's location and is dropped with PURGE: the
+        metastore deletes the partitions' folders (a folder that does not
+        exist is no matter), on whatever file system the warehouse is, in
+        three statements however many tables. Its partitions only ever
+        point at folders of tables that do not exist: a stand-in left by a
+        run killed here is taken up and dropped by the next run that clears
+        anything, before that run creates any of them.
+    -#}
+    {%- set by_schema = {} -%}
+    {%- for relation in relations -%}
+        {%- do by_schema.setdefault(relation.schema, []).append(relation) -%}
+    {%- endfor -%}
+    {%- for schema, in_schema in by_schema.items() -%}
+        {%- set found = namespace(location=none) -%}
+        {%- for row in run_query('describe schema extended ' ~ schema).rows if row[0] == 'Location' -%}
+            {%- set found.location = row[1] -%}
+        {%- endfor -%}
+        {%- set stand_in = in_schema[0].incorporate(path={'identifier': 'visitor_lookup__leftover_folders'}) -%}
+        {%- call statement('visitor_lookup_create_stand_in') -%}
+            create table if not exists {{ stand_in }} (leftover int, folder string)
+            using parquet
+            partitioned by (folder)
+        {%- endcall -%}
+        {%- call statement('visitor_lookup_point_stand_in') -%}
+            alter table {{ stand_in }} add if not exists
+            {%- for relation in in_schema %}
+                partition (folder = '{{ relation.identifier | lower }}')
+                location '{{ found.location }}/{{ relation.identifier | lower }}'
+            {%- endfor %}
+        {%- endcall -%}
+        {%- call statement('visitor_lookup_drop_stand_in') -%}
+            drop table {{ stand_in }} purge
+        {%- endcall -%}
+    {%- endfor -%}
+{% endmacro %}
+
+
+{% macro databricks__clear_leftover_locations(relations) %}
     {#- Unity Catalog places each managed table in a folder of its own: nothing is left in the way. -#}
 {% endmacro %}
