@@ -25,10 +25,12 @@
     ] -%}
         {{ return(dbt.default__get_where_subquery(relation)) }}
     {%- endif -%}
-    {%- set scoped = var('visitor_lookup__test_scope', 'changed') != 'all' -%}
+    {%- if var('visitor_lookup__test_scope', 'changed') == 'all' -%}
+        {{ return(relation) }}
+    {%- endif -%}
     {%- set latest_run_query = 'select max(run_number) from ' ~ relation.schema ~ '.processed_events' -%}
     {%- set latest_run_number = '(' ~ latest_run_query ~ ')' -%}
-    {%- if execute and scoped and where in ['__visitor_lookup_stored_events__', '__visitor_lookup_latest_run_rows__'] -%}
+    {%- if execute and where in ['__visitor_lookup_stored_events__', '__visitor_lookup_latest_run_rows__'] -%}
         {#-
             The latest run's number as a literal: the table's file statistics
             then narrow its rows while Spark plans, and the event ids they
@@ -48,8 +50,5 @@
             'event_id in (select event_id from ' ~ relation.schema ~ '.processed_events where ' ~ latest_run ~ ')',
         '__visitor_lookup_latest_run_rows__': latest_run,
     } -%}
-    {%- if where in markers and not scoped -%}
-        {{ return(relation) }}
-    {%- endif -%}
     {{ return('(select * from ' ~ relation ~ ' where ' ~ markers[where] ~ ') dbt_subquery') }}
 {% endmacro %}
