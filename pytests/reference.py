@@ -36,7 +36,8 @@ def normalise_id(value: str | None) -> str | None:
     return stripped or None
 
 
-def invalid_reason(event: Raw, max_skew_minutes: int = 10) -> str | None:
+def invalid_reason(event: Raw, max_skew_minutes: int = 10, now: dt.datetime | None = None) -> str | None:
+    """Why the event is invalid when read at `now` (any time after its loaded_at when None)."""
     if normalise_id(event.visitor_cookie_id) is None:
         return "visitor_cookie_id is null or blank"
     if event.event_id is None:
@@ -47,6 +48,8 @@ def invalid_reason(event: Raw, max_skew_minutes: int = 10) -> str | None:
         return "loaded_at is null"
     if event.landed > event.loaded_at + dt.timedelta(minutes=max_skew_minutes):
         return f"landed is more than {max_skew_minutes} minutes after loaded_at"
+    if now is not None and event.loaded_at > now + dt.timedelta(minutes=max_skew_minutes):
+        return f"loaded_at is more than {max_skew_minutes} minutes in the future"
     return None
 
 
@@ -65,11 +68,13 @@ def _precedence(event: Clean) -> tuple:
     return (event.loaded_at, event.landed, event.visitor_cookie_id, event.user_id or "")
 
 
-def processed_events(events: Iterable[Raw], max_skew_minutes: int = 10) -> dict[str, Clean]:
+def processed_events(
+    events: Iterable[Raw], max_skew_minutes: int = 10, now: dt.datetime | None = None
+) -> dict[str, Clean]:
     """The valid events, one per event_id: the copy with the smallest loaded_at."""
     kept: dict[str, Clean] = {}
     for event in events:
-        if invalid_reason(event, max_skew_minutes) is not None:
+        if invalid_reason(event, max_skew_minutes, now) is not None:
             continue
         candidate = clean(event)
         current = kept.get(candidate.event_id)
@@ -78,10 +83,14 @@ def processed_events(events: Iterable[Raw], max_skew_minutes: int = 10) -> dict[
     return kept
 
 
-def quarantined(events: Iterable[Raw], max_skew_minutes: int = 10) -> set[tuple[Raw, str]]:
+def quarantined(
+    events: Iterable[Raw], max_skew_minutes: int = 10, now: dt.datetime | None = None
+) -> set[tuple[Raw, str]]:
     """Each distinct invalid received row with its reason."""
     return {
-        (event, reason) for event in events if (reason := invalid_reason(event, max_skew_minutes)) is not None
+        (event, reason)
+        for event in events
+        if (reason := invalid_reason(event, max_skew_minutes, now)) is not None
     }
 
 

@@ -8,11 +8,15 @@ format, and Delta's merges are checked in the Delta pass by test_lookup_cases an
 from __future__ import annotations
 
 import datetime as dt
+import time
+from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from .conftest import INCREMENTAL_MODELS, Scenario, ts
-from .reference import Raw, processed_events, quarantined
+from .reference import Raw, lookup_tables, processed_events, quarantined
 
 pytestmark = pytest.mark.same_on_both_formats
 
@@ -243,3 +247,100 @@ def test_full_refresh_starts_again_from_start_date(scenario: Scenario) -> None:
     assert limits(scenario) == (1, ts("2026-01-01"), ts("2026-01-31"))
     assert_matches_reference(scenario, first + second)
     assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-06 10:00"))
+
+
+def bad_files(folder: Path) -> list[tuple[Path, str]]:
+    """Files nobody meant to drop into the events folder, and what the run must say of each."""
+    at = ts("2026-01-06 10:00")
+    good = pa.Table.from_pylist([Raw("x1", "c9", "u9", at, at)._asdict()])
+    numeric_user = folder / "numeric_user.parquet"
+    pq.write_table(good.set_column(2, "user_id", pa.array([7])), numeric_user)
+    no_loaded_at = folder / "no_loaded_at.parquet"
+    pq.write_table(good.drop_columns(["loaded_at"]), no_loaded_at)
+    truncated = folder / "truncated.parquet"
+    pq.write_table(good, truncated)
+    truncated.write_bytes(truncated.read_bytes()[:-200])
+    text = folder / "export.csv"
+    text.write_text("event_id,visitor_cookie_id\nx1,c9\n")
+    return [
+        (numeric_user, "has a column of another type"),
+        (no_loaded_at, "has no loaded_at in any of its 1 rows: the column is missing or empty"),
+        (truncated, "is not a Parquet file, or was cut short"),
+        (text, "is not a Parquet file, or was cut short"),
+    ]
+
+
+def test_a_bad_file_stops_the_run_with_a_line_naming_it_and_changes_nothing(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    at = ts("2026-01-05 10:00")
+    first = [Raw("a1", "c1", "u1", at, at), Raw("a2", "c2", None, at, at)]
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+    before = (stored_events(scenario), scenario.lookup_tables(), scenario.manifest())
+
+    later = [Raw("b1", "c1", "u2", at + dt.timedelta(days=1), at + dt.timedelta(days=1))]
+    scenario.write_events(later)
+    # Spark lists neither a zero-byte file nor rows in a Parquet file that has none: nothing to lose.
+    (scenario.events_dir / "empty.parquet").touch()
+    scenario.write_events([])
+    set_aside = tmp_path / "set_aside"
+    set_aside.mkdir()
+    for path, problem in bad_files(set_aside):
+        placed = scenario.events_dir / path.name
+        path.rename(placed)
+        scenario.dbt("run", vars=VARS, ok=False)
+        assert scenario.logged(f"{placed.as_posix()} {problem}")
+        assert not scenario.logged("at org.apache"), "a Java stack trace in the output"
+        assert (stored_events(scenario), scenario.lookup_tables(), scenario.manifest()) == before
+        placed.rename(path)
+
+    # Written again the right way, the file's events are read like any other.
+    fixed = [Raw("x1", "c9", "u9", at + dt.timedelta(days=1), at + dt.timedelta(days=1))]
+    scenario.write_events(fixed)
+    scenario.dbt("run", vars=VARS)
+    assert_matches_reference(scenario, first + later + fixed)
+    assert scenario.lookup_tables() == lookup_tables(processed_events(first + later + fixed).values())
+
+
+def test_an_event_loaded_in_the_future_is_held_until_a_run_reaches_its_loaded_at(scenario: Scenario) -> None:
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    run_vars = {
+        **VARS,
+        "visitor_lookup__start_date": str((now - dt.timedelta(days=1)).date()),
+        "visitor_lookup__max_clock_skew_minutes": 0,
+    }
+    hour = dt.timedelta(hours=1)
+    real = Raw("r1", "c1", "u1", now - hour, now - hour)
+    # A loader's clock decades ahead, and one a little ahead: the second comes due during the test.
+    far = Raw("f1", "c2", "u2", now - hour, ts("2099-01-01 00:00"))
+    soon = Raw("s1", "c1", "u3", now - hour / 2, now + dt.timedelta(seconds=45))
+    seen = [real, far, soon]
+    scenario.write_events(seen)
+
+    scenario.dbt("run", vars=run_vars)
+    first_run_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    assert first_run_at < soon.loaded_at, "the first run took too long for this test"
+    assert (
+        stored_quarantine(scenario)
+        == quarantined(seen, 0, now)
+        == {
+            (far, "loaded_at is more than 0 minutes in the future"),
+            (soon, "loaded_at is more than 0 minutes in the future"),
+        }
+    )
+    assert stored_events(scenario) == {k: tuple(v) for k, v in processed_events(seen, 0, now).items()}
+    # The manifest stays with the real events.
+    assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, real.loaded_at)
+
+    time.sleep((soon.loaded_at - dt.datetime.now(dt.UTC).replace(tzinfo=None)).total_seconds() + 1)
+    scenario.dbt("run", vars=run_vars)
+    later = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    assert (
+        stored_quarantine(scenario)
+        == quarantined(seen, 0, later)
+        == {(far, "loaded_at is more than 0 minutes in the future")}
+    )
+    assert stored_events(scenario) == {k: tuple(v) for k, v in processed_events(seen, 0, later).items()}
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen, 0, later).values())
+    assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, soon.loaded_at)

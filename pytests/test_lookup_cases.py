@@ -21,6 +21,16 @@ VARS = {
 }
 LOADED = {1: ts("2026-01-05 10:00"), 2: ts("2026-01-06 10:00"), 3: ts("2026-01-07 10:00")}
 US = dt.timedelta(microseconds=1)
+LONG_ID = "k" * 20_000
+ODD_COOKIES = (
+    LONG_ID,
+    "c\x00nul",
+    "c'q\"`\\",
+    "c\nin\r\nside",
+    "\U0001f36a\U0001f36a",
+    "\U0001f36a\U0001f36b",
+    "epoch",
+)
 
 
 def ev(
@@ -152,6 +162,23 @@ CASES: dict[str, tuple[tuple[str, ...], dict[int, list[Raw]]]] = {
         {
             1: [ev("moved-1", "moved-from", "A", "2026-01-03 10:00", 1, loaded="2026-01-05 11:30")],
             2: [ev("moved-1", "moved-to", "B", "2026-01-03 09:00", 2, loaded="2026-01-05 11:00")],
+        },
+    ),
+    # Ids as odd as a browser or a loader may send them, and a page view at the Unix epoch.
+    "odd_ids": (
+        ODD_COOKIES,
+        {
+            1: [
+                ev("odd-long-cookie", LONG_ID, "u1", "2026-01-03 10:00", 1),
+                ev("odd-long-user", "c\x00nul", LONG_ID, "2026-01-03 10:00", 1),
+                ev(LONG_ID, "c\x00nul", "u\x00nul", "2026-01-03 11:00", 1),
+                ev("odd-quotes", "c'q\"`\\", "u'q\"`\\", "2026-01-03 10:00", 1),
+                ev("odd-line-breaks", "c\nin\r\nside", "u\nin side", "2026-01-03 10:00", 1),
+                ev("odd-emoji", "\U0001f36a\U0001f36a", "\U0001f9d1\u200d\U0001f4bb", "2026-01-03 10:00", 1),
+                ev("odd-emoji-too", "\U0001f36a\U0001f36b", None, "2026-01-03 10:00", 1),
+                ev("odd-epoch", "epoch", "u-epoch", "1970-01-01 00:00", 1),
+            ],
+            2: [ev("odd-epoch-later", "epoch", "u-epoch-2", "2026-01-04 10:00", 2)],
         },
     ),
 }

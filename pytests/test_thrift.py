@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -272,25 +273,37 @@ def test_one_run_at_a_time(cluster: Cluster, tmp_path: Path) -> None:
 @pytest.mark.same_on_both_formats
 def test_a_killed_run_holds_the_lock_only_until_its_lease_lapses(cluster: Cluster, tmp_path: Path) -> None:
     scenario = ThriftScenario("thrift_lock_lease", tmp_path, cluster)
-    batch = random_arrivals(seed=8, events=100, batches=1)[0]
-    scenario.write_events(batch)
     lease = {"visitor_lookup__lock_lease_minutes": 1}
+    seed = int(os.environ.get("VISITOR_LOOKUP_KILL_SEED", time.time_ns() % 10_000))
+    pause = random.Random(seed).uniform(0, 2)
+    moments = [
+        ("in on-run-start", "Visitor lookup: run lock taken", 0.0),
+        ("in a merge", f"START sql incremental model {scenario.schema}.processed_events", pause),
+    ]
+    seen: list[Raw] = []
+    for (moment, fragment, delay), batch in zip(
+        moments, random_arrivals(seed=8, events=100, batches=2), strict=True
+    ):
+        scenario.write_events(batch)
+        seen += batch
+        killed = Started(scenario, "killed", lease)
+        try:
+            killed.read_until(fragment)
+            time.sleep(delay)
+            killed.process.kill()
+            killed.process.wait(timeout=30)
+        finally:
+            killed.process.kill()
 
-    killed = Started(scenario, "killed", lease)
-    try:
-        killed.read_until("Visitor lookup: run lock taken")
-        killed.process.kill()
-        killed.process.wait(timeout=30)
-    finally:
-        killed.process.kill()
-
-    scenario.dbt("run", vars={**VARS, **lease, "visitor_lookup__lock_wait_seconds": 120})
-    assert scenario.logged("Visitor lookup: waiting for the run lock, held by dbt run ")
-    (took_over,) = scenario.logged("Visitor lookup: took over the run lock from dbt run ")
-    assert "its lease lapsed, so that run stopped without releasing it" in took_over
-    assert scenario.logged("Visitor lookup: run lock released")
-    assert scenario.lookup_tables() == lookup_tables(processed_events(batch).values())
-    assert scenario.sql("select count(*) from {schema}.run_lock") == [(0,)]
+        # the next run waits out the lease, takes the lock over and repairs what the killed run left
+        scenario.dbt("run", vars={**VARS, **lease, "visitor_lookup__lock_wait_seconds": 120})
+        context = f"killed {moment} (+{delay:.2f} s, seed {seed})"
+        assert scenario.logged("Visitor lookup: waiting for the run lock, held by dbt run "), context
+        (took_over,) = scenario.logged("Visitor lookup: took over the run lock from dbt run ")
+        assert "its lease lapsed, so that run stopped without releasing it" in took_over
+        assert scenario.logged("Visitor lookup: run lock released"), context
+        assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values()), context
+        assert scenario.sql("select count(*) from {schema}.run_lock") == [(0,)]
 
 
 @pytest.mark.same_on_both_formats

@@ -74,7 +74,7 @@
         on-run-end: advance last_success of every tagged model that succeeded
         in this invocation, and record this run's number as its
         last_run_number. The new last_success is the greatest loaded_at the window
-        read (valid, duplicate or invalid) when the window brought events newer than the
+        read within its range (valid, duplicate or invalid) when the window brought events newer than the
         manifest's max_last_success, otherwise the window's upper_limit, so an
         empty window still moves the state forward. It never moves backwards.
     -#}
@@ -145,8 +145,13 @@
             from (values ('{{ succeeded | join("'), ('") }}')) as succeeded (model)
             cross join {{ visitor_lookup_model_relation('base_new_event_limits') }} as limits
             cross join (
-                select max(loaded_at) as max_loaded_at
-                from {{ visitor_lookup_model_relation('base_events_this_run') }}
+                -- not the events loaded in the future, which the window reads too and quarantines
+                select max(window_events.loaded_at) as max_loaded_at
+                from {{ visitor_lookup_model_relation('base_events_this_run') }} as window_events
+                where window_events.loaded_at <= (
+                    select window_limits.upper_limit
+                    from {{ visitor_lookup_model_relation('base_new_event_limits') }} as window_limits
+                )
             ) as window_high_water
         ) as advanced
             on manifest.model = advanced.model

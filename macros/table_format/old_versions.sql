@@ -163,12 +163,12 @@
     {#-
         Delta keeps the files of old versions until VACUUM deletes them, and
         its VACUUM refuses a retention under 7 days unless Spark is told
-        otherwise: the project leaves it to the team that runs it (README,
+        otherwise: the project leaves it to the team that runs it (docs/operations.md,
         "Storage") and notes so in the debug log.
     -#}
     {%- do log(
         "Visitor lookup: Delta tables keep their old versions' files until VACUUM removes them "
-        ~ "(README, \"Storage\"); var visitor_lookup__snapshot_retention_days applies to Iceberg tables."
+        ~ "(docs/operations.md, \"Storage\"); var visitor_lookup__snapshot_retention_days applies to Iceberg tables."
     ) -%}
     {{ return(none) }}
 {% endmacro %}

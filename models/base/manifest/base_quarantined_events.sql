@@ -5,7 +5,8 @@
     row never changes: a run appends the keys it does not hold yet
     (action_merge with appended inserts: no MERGE, no join that shuffles
     the table). A row that carries an id named by an erasure request is
-    deleted (spec §7).
+    deleted (spec §7), and so is an event held for a loaded_at in the
+    future once a run's range reaches it, since that run reads it as valid.
 -#}
 {{
     config(
@@ -21,6 +22,9 @@
         tags=['visitor_lookup_incremental'],
     )
 }}
+
+-- depends_on: {{ ref('base_erased_events_this_run') }}
+-- depends_on: {{ ref('base_new_event_limits') }}
 
 with invalid_events as (
     select
@@ -85,11 +89,23 @@ new_events as (
     where distinct_events.copy_rank = 1
 ),
 
-erased_keys as (
-    select distinct quarantine_key
+{%- if is_incremental() %}
+
+deleted_keys as (
+    -- named by an erasure request
+    select quarantine_key
     from {{ ref('base_erased_events_this_run') }}
     where kind = 'quarantined'
+    union
+    -- held for a loaded_at in the future that this run's range has now reached: the window read
+    -- them as any other event
+    select stored_events.quarantine_key
+    from {{ this }} as stored_events
+    inner join {{ ref('base_new_event_limits') }} as window_limits
+        on stored_events.loaded_at <= window_limits.upper_limit
+    where stored_events.invalid_reason like 'loaded_at is more than % minutes in the future'
 ),
+{%- endif %}
 
 changes as (
     select
@@ -113,7 +129,7 @@ changes as (
         null as loaded_at,
         null as invalid_reason,
         'delete' as merge_action
-    from erased_keys
+    from deleted_keys
     {%- endif %}
 )
 

@@ -20,7 +20,8 @@
 {%- set max_skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
 {%- set erasures_relation = ref('base_erased_events_this_run') -%}
 {%- set requests_relation = visitor_lookup_erasure_requests_relation() -%}
-{%- set erasure = visitor_lookup_erasure_reads(erasures_relation) %}
+{%- set erasure = visitor_lookup_erasure_reads(erasures_relation) -%}
+{%- set events = visitor_lookup_events_read(source('visitor_lookup', 'pageviews')) %}
 
 with source_events as (
     select
@@ -29,7 +30,7 @@ with source_events as (
         user_id,
         landed,
         loaded_at
-    from {{ source('visitor_lookup', 'pageviews') }}
+    from {{ events }}
 ),
 
 {%- if erasure.erased_events > 0 %}
@@ -42,7 +43,9 @@ erased_event_ids as (
 {%- endif %}
 
 events_in_window as (
-    -- Events without loaded_at fall in no range: every run reads them, the quarantine keeps them once.
+    -- Events without loaded_at, or loaded in the future, fall in no range: every run reads them and
+    -- the quarantine keeps them once. A run's upper limit is never after its clock, so the two
+    -- cannot meet.
     select
         event_id,
         visitor_cookie_id,
@@ -54,6 +57,7 @@ events_in_window as (
         loaded_at between {{ visitor_lookup_timestamp_literal(limits.lower_limit) }}
         and {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
         or loaded_at is null
+        or loaded_at > current_timestamp() + interval {{ max_skew_minutes }} minutes
         {%- if erasure.erased_events > 0 %}
         or loaded_at <= {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
         and cast(event_id as string) in (select erased_event_ids.event_id from erased_event_ids)
@@ -126,6 +130,8 @@ checked_events as (
             when loaded_at is null then 'loaded_at is null'
             when landed > loaded_at + interval {{ max_skew_minutes }} minutes
                 then 'landed is more than {{ max_skew_minutes }} minutes after loaded_at'
+            when loaded_at > current_timestamp() + interval {{ max_skew_minutes }} minutes
+                then 'loaded_at is more than {{ max_skew_minutes }} minutes in the future'
         end as invalid_reason
     from {{ 'remaining_events' if erasure.requests > 0 else 'normalised_events' }}
 ),

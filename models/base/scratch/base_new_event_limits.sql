@@ -1,6 +1,8 @@
 {#-
     This run's state and loaded_at range (spec §5), computed by
-    get_run_limits from the manifest and logged, and its run number. Run it alone
+    get_run_limits from the manifest and logged, and its run number; the
+    events files written since the previous run are checked first
+    (visitor_lookup_check_event_files). Run it alone
     (dbt run --select base_new_event_limits) to see the state: nothing else
     changes.
 -#}
@@ -8,6 +10,7 @@
 
 {%- set manifest = ref('base_incremental_manifest') -%}
 {%- if execute -%}
+{%- do visitor_lookup_check_event_files(source('visitor_lookup', 'pageviews'), this) -%}
 {%- set limits = visitor_lookup_resolve_run_limits(manifest) -%}
 {%- else -%}
     {%- set limits = {

@@ -1,0 +1,227 @@
+{#-
+    Events read from a folder of Parquet files are checked file by file
+    before a run reads them, so that a file nobody meant to write stops the
+    run with a line naming it, before anything changes, instead of a Java
+    stack trace from the middle of a model (or, for a missing column, rows
+    that quietly read as NULL). The window then reads the folder with the
+    contract's columns and types.
+-#}
+
+{% macro visitor_lookup_event_columns() -%}
+    {#- The columns and types of spec §3, as a table's column list. -#}
+    event_id string, visitor_cookie_id string, user_id string, landed timestamp, loaded_at timestamp
+{%- endmacro %}
+
+
+{% macro visitor_lookup_events_read(events) %}
+    {#-
+        What the window reads the events from: a table source as it is; a
+        folder through a temporary view with the contract's columns, created
+        on the window model's connection just before it reads. Without the
+        columns Spark takes them from the first file by path, so that one
+        odd file (even an empty one) would decide them for all. The view
+        lists the folder when it is created, that is once per run.
+    -#}
+    {%- if not execute or events.schema != 'parquet' -%}
+        {{ return(events) }}
+    {%- endif -%}
+    {%- call statement('visitor_lookup_event_files') -%}
+        create or replace temporary view visitor_lookup_event_files ({{ visitor_lookup_event_columns() }})
+        using parquet
+        options (path {{ visitor_lookup_string_literal(events.identifier) }})
+    {%- endcall -%}
+    {{ return('visitor_lookup_event_files') }}
+{% endmacro %}
+
+{% macro visitor_lookup_check_event_files(events, limits_relation) %}
+    {#-
+        Checks the files of the events folder written since the previous
+        run computed its limits (all of them on a first run), less the
+        clock-skew allowance for the file system's clock. Raises one line
+        per bad file; a table source (its schema enforced by its format)
+        is not checked, nor is anything when dbt only compiles.
+    -#}
+    {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] or events.schema != 'parquet' -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set folder = events.identifier -%}
+    {%- set since = visitor_lookup_event_files_since(limits_relation) -%}
+    {%- do visitor_lookup_new_files_view(
+        'visitor_lookup_new_event_files', visitor_lookup_event_columns(), folder, since
+    ) -%}
+    {%- set query -%}
+        with listed_files as (
+            select
+                path,
+                {{ visitor_lookup_file_key('path') }} as file_key
+            from binaryfile.{{ adapter.quote(folder) }}
+            where modificationtime > {{ visitor_lookup_timestamp_literal(since) }}
+        ),
+
+        files_read_as_events as (
+            -- A file that cannot be read with these columns and types is skipped here, not raised.
+            select
+                {{ visitor_lookup_file_key('input_file_name()') }} as file_key,
+                count(*) as events,
+                count(event_id) as with_event_id,
+                count(visitor_cookie_id) as with_visitor_cookie_id,
+                count(user_id) as with_user_id,
+                count(landed) as with_landed,
+                count(loaded_at) as with_loaded_at
+            from visitor_lookup_new_event_files
+            group by 1
+        )
+
+        -- Every count is selected: a column no output needs would not be read, nor its type checked.
+        select
+            listed_files.path,
+            files_read_as_events.events,
+            files_read_as_events.with_event_id,
+            files_read_as_events.with_visitor_cookie_id,
+            files_read_as_events.with_user_id,
+            files_read_as_events.with_landed,
+            files_read_as_events.with_loaded_at,
+            case
+                when files_read_as_events.file_key is null then 'unread'
+                when files_read_as_events.with_event_id = 0 then 'event_id'
+                when files_read_as_events.with_landed = 0 then 'landed'
+                when files_read_as_events.with_loaded_at = 0 then 'loaded_at'
+            end as problem
+        from listed_files
+        left join files_read_as_events
+            on listed_files.file_key = files_read_as_events.file_key
+    {%- endset -%}
+    {%- set files = run_query(query).rows -%}
+    {%- set unread = files | selectattr('problem', 'equalto', 'unread') | map(attribute='path') | list -%}
+    {%- set problems = [] -%}
+    {%- for file in visitor_lookup_unread_event_files(folder, since, unread) -%}
+        {%- do problems.append(file.path ~ " " ~ file.problem) -%}
+    {%- endfor -%}
+    {%- for file in files if file.problem not in [none, 'unread'] -%}
+        {%- do problems.append(file.path ~ " has no " ~ file.problem ~ " in any of its " ~ file.events
+            ~ " rows: the column is missing or empty") -%}
+    {%- endfor -%}
+    {%- do log("Visitor lookup: checked " ~ files | length ~ " events file(s) written since " ~ since, info=True) -%}
+    {%- if problems -%}
+        {%- do exceptions.raise_compiler_error(
+            "Visitor lookup: the events folder holds files this run cannot read; nothing was changed. "
+            ~ "Move each out of " ~ folder ~ " or write it again, then run again:\n  "
+            ~ problems | join("\n  ")
+        ) -%}
+    {%- endif -%}
+{% endmacro %}
+
+
+{% macro visitor_lookup_new_files_view(name, columns, folder, since) %}
+    {#-
+        A temporary view over the Parquet files of the folder written after
+        `since`, read with these columns; a file it cannot read so is
+        skipped, not raised.
+    -#}
+    {%- call statement(name) -%}
+        create or replace temporary view {{ name }} ({{ columns }})
+        using parquet
+        options (
+            path {{ visitor_lookup_string_literal(folder) }},
+            'ignoreCorruptFiles' 'true',
+            'modifiedAfter' {{ visitor_lookup_string_literal(since | replace(' ', 'T')) }}
+        )
+    {%- endcall -%}
+{% endmacro %}
+
+
+{% macro visitor_lookup_event_files_since(limits_relation) %}
+    {#-
+        When the previous run computed its limits (the table this run is
+        about to replace), less the clock-skew allowance; the epoch when
+        there is none.
+    -#}
+    {%- if visitor_lookup_existing(limits_relation) is none -%}
+        {{ return('1970-01-01 00:00:00') }}
+    {%- endif -%}
+    {%- set skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
+    {%- set query -%}
+        select date_format(computed_at - interval {{ skew_minutes }} minutes, 'yyyy-MM-dd HH:mm:ss') as since
+        from {{ limits_relation }}
+    {%- endset -%}
+    {%- set rows = run_query(query).rows -%}
+    {{ return(rows[0]['since'] if rows else '1970-01-01 00:00:00') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_file_key(path_expression) %}
+    {#-
+        A file's path as the file listing and the Parquet reader both give
+        it: the reader's is a URI (percent-encoded, file:///), the
+        listing's is not.
+    -#}
+    regexp_replace(url_decode(replace({{ path_expression }}, '+', '%2B')), '^([a-z0-9]+):/+', '$1:/')
+{%- endmacro %}
+
+
+{% macro visitor_lookup_unread_event_files(folder, since, paths) %}
+    {#-
+        Why each of these files could not be read as events: not Parquet at
+        all or cut short (no PAR1 mark at both ends), or Parquet with rows
+        but a column of another type. A Parquet file without rows is
+        fine and is not returned, nor is one read as events after all: it
+        appeared between the check's two listings of the folder.
+    -#}
+    {%- if not paths -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {%- do visitor_lookup_new_files_view(
+        'visitor_lookup_new_event_file_rows', 'visitor_lookup_no_column string', folder, since
+    ) -%}
+    {%- do visitor_lookup_new_files_view(
+        'visitor_lookup_new_event_files', visitor_lookup_event_columns(), folder, since
+    ) -%}
+    {%- set path_list -%}
+        {%- for path in paths %}{{ visitor_lookup_string_literal(path) }}{{ ', ' if not loop.last }}{% endfor -%}
+    {%- endset -%}
+    {%- set query -%}
+        with unread_files as (
+            select
+                path,
+                {{ visitor_lookup_file_key('path') }} as file_key,
+                substring(content, 1, 4) = x'50415231' and substring(content, -4, 4) = x'50415231' as marked_as_parquet
+            from binaryfile.{{ adapter.quote(folder) }}
+            where path in ({{ path_list }})
+        ),
+
+        rows_read as (
+            -- no column asked for: only the row counts in each file's footer are read
+            select
+                {{ visitor_lookup_file_key('input_file_name()') }} as file_key,
+                count(*) as row_count
+            from visitor_lookup_new_event_file_rows
+            group by 1
+        ),
+
+        events_read as (
+            -- every column asked for (in an expression that can be NULL, which count cannot drop),
+            -- so that each is read and its type checked
+            select
+                {{ visitor_lookup_file_key('input_file_name()') }} as file_key,
+                count(coalesce(event_id, visitor_cookie_id, user_id, landed, loaded_at)) as events
+            from visitor_lookup_new_event_files
+            group by 1
+        )
+
+        select
+            unread_files.path,
+            case
+                when not unread_files.marked_as_parquet then 'is not a Parquet file, or was cut short'
+                when events_read.events > 0 then null
+                when rows_read.row_count > 0
+                    then 'has a column of another type (event_id, visitor_cookie_id, user_id: string; '
+                    || 'landed, loaded_at: timestamp)'
+            end as problem
+        from unread_files
+        left join rows_read
+            on unread_files.file_key = rows_read.file_key
+        left join events_read
+            on unread_files.file_key = events_read.file_key
+    {%- endset -%}
+    {{ return(run_query(query).rows | rejectattr('problem', 'none') | list) }}
+{% endmacro %}
