@@ -294,7 +294,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ.setdefault("VISITOR_LOOKUP_SHUFFLE_PARTITIONS", "2")
     # Spark's switches for its own tests: plans and expressions interpreted, no Java generated and
     # compiled for them. A test's queries read a few rows, and compiling code for each cost more than
-    # running it: a Delta run of four batches in test_lookup_properties took 24 % less (docs/benchmarks.md).
+    # running it (docs/performance.md).
     # What a query returns does not depend on them; the benchmark runs Spark as users do.
     os.environ.setdefault(
         "PYSPARK_SUBMIT_ARGS",

@@ -260,7 +260,7 @@ def test_whole_tables_and_the_rows_the_cases_promise(runs: list[tuple[LookupTabl
 def test_by_default_merges_mark_rows_on_iceberg_and_rewrite_files_on_delta(
     runs: list[tuple[LookupTables, LookupTables]], module_scenario: Scenario, table: str
 ) -> None:
-    # measured faster for each format (docs/benchmarks.md); set when --full-refresh re-created the tables
+    # measured faster for each format (docs/performance.md); set when --full-refresh re-created the tables
     properties = dict(module_scenario.sql(f"show tblproperties {{schema}}.{table}"))
     if table_format() == "delta":
         assert properties["delta.enableDeletionVectors"] == "false", properties
@@ -274,6 +274,6 @@ def test_by_default_merges_mark_rows_on_iceberg_and_rewrite_files_on_delta(
 def test_iceberg_tables_cap_parquet_dictionaries(
     runs: list[tuple[LookupTables, LookupTables]], module_scenario: Scenario, table: str
 ) -> None:
-    # nearly distinct ids give up on their dictionary after 64 KB, not 2 MB (docs/benchmarks.md)
+    # nearly distinct ids give up on their dictionary after 64 KB, not 2 MB (docs/performance.md)
     properties = dict(module_scenario.sql(f"show tblproperties {{schema}}.{table}"))
     assert properties["write.parquet.dict-size-bytes"] == "65536", properties

@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
 import tomllib
+from pathlib import Path
 
 import pytest
 import yaml
@@ -52,6 +54,81 @@ def test_source_freshness_and_the_docs_site_work_on_the_embedded_default(scenari
 
     scenario.dbt("docs", "generate", vars=vars)
     catalog = json.loads((scenario.target_dir / "catalog.json").read_text())
-    assert "model.visitor_lookup.visitor_lookup" in catalog["nodes"]
+    assert "model.visitor_lookup.visitor_lookup.v1" in catalog["nodes"]
     lineage = json.loads((scenario.target_dir / "manifest.json").read_text())["parent_map"]
     assert PAGEVIEWS in lineage["model.visitor_lookup.base_events_this_run"]
+
+
+def test_the_public_view_s_contract_fails_a_build_that_changes_a_column_s_type(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    scenario.write_events([Raw("e1", "c1", "u1", now - dt.timedelta(hours=2), now - dt.timedelta(hours=1))])
+    vars = {"visitor_lookup__start_date": str((now - dt.timedelta(days=1)).date())}
+    scenario.dbt("run", vars=vars)
+    columns = "describe {schema}.visitor_lookup"
+    before = (scenario.sql(columns), scenario.table("visitor_lookup"))
+
+    project = tmp_path / "project"
+    for folder in ("models", "macros", "tests", "analyses"):
+        shutil.copytree(ROOT / folder, project / folder)
+    for file in ("dbt_project.yml", "selectors.yml"):
+        shutil.copy(ROOT / file, project / file)
+    model = project / "models" / "scd" / "visitor_lookup.sql"
+    model.write_text(
+        model.read_text().replace("spans.start_day,", "cast(spans.start_day as string) as start_day,")
+    )
+    scenario.project_dir, scenario.target_dir = project, tmp_path / "project_target"
+    scenario.dbt("run", vars=vars, ok=False)
+
+    assert scenario.logged("enforced contract") and scenario.logged("start_day")
+    assert (scenario.sql(columns), scenario.table("visitor_lookup")) == before
+
+
+def test_performance_is_a_page_of_current_results_with_their_chart() -> None:
+    page = (ROOT / "docs" / "performance.md").read_text()
+    assert len(page.splitlines()) <= 250
+    assert not (ROOT / "docs" / "benchmarks.md").exists()
+    results = ROOT / "docs" / "benchmarks"
+    assert sorted(p.name for p in results.iterdir()) == [
+        "delta.json",
+        "delta.svg",
+        "iceberg.json",
+        "iceberg.svg",
+    ]
+    for table_format in ("iceberg", "delta"):
+        assert f"](benchmarks/{table_format}.svg)" in page
+        report = json.loads((results / f"{table_format}.json").read_text())
+        assert report["table_format"] == table_format
+
+
+# A measured change quoted in a comment: "7.0 -> 5.8 s", "took 8 % of", "24 % less".
+MEASURED = re.compile(r"\d\s*(->|→)\s*\d|\d\s*%\s*(of|less|more|off|faster|slower)")
+
+
+def test_code_says_why_not_how_much() -> None:
+    code = [
+        path
+        for folder in (
+            "models",
+            "macros",
+            "tests",
+            "profiles",
+            "visitor_lookup",
+            "pytests",
+            "bin",
+            "integration_tests",
+        )
+        for path in (ROOT / folder).rglob("*")
+        if path.suffix in {".sql", ".yml", ".py", ".sh", ".properties", ""}
+        and path.is_file()
+        and not {"target", "logs", "dbt_packages", "__pycache__"} & set(path.parts)
+        and path != Path(__file__)
+    ] + [ROOT / "dbt_project.yml", ROOT / "selectors.yml"]
+    quoting = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in code
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1)
+        if MEASURED.search(line) or "docs/benchmarks.md" in line
+    ]
+    assert quoting == []

@@ -7,12 +7,13 @@ the Delta pass by test_lookup_cases and test_lookup_properties.
 from __future__ import annotations
 
 import datetime as dt
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
-from visitor_lookup.benchmark import assess_targets, new_events, target_line
+from visitor_lookup.benchmark import assess_targets, chart_svg, new_events, target_line
 from visitor_lookup.generate import write_batches
 
 from .conftest import Scenario
@@ -128,4 +129,43 @@ def test_benchmark_targets_say_where_the_exact_run_floor_stands() -> None:
         "MISSED dbt test <= 0.25 x peer (scale x H): 0.36 x peer; the exact-run floor 0.20 x peer (meets it)",
         "met  incremental on scale x H <= 1.5 x on H: 1.25 x on H",
         "MISSED tables equal the peer's",
+    ]
+
+
+def test_benchmark_chart_draws_each_step_through_its_measured_points() -> None:
+    small = benchmark_result(peer=20.0, incremental=24.0, exact_run=12.0, test=15.0, exact_test=8.0)
+    large = benchmark_result(peer=50.0, incremental=30.0, exact_run=14.0, test=18.0, exact_test=10.0)
+    svg = ET.fromstring(chart_svg({1_000_000: small, 10_000_000: large}, "iceberg tables"))
+    tag = "{http://www.w3.org/2000/svg}"
+    texts = [(t.text or "", t.attrib) for t in svg.iter(f"{tag}text")]
+
+    # read the axes back from their labels: seconds on the left (text-anchor end), millions at the bottom
+    y_ticks = {float(text): float(a["y"]) - 4 for text, a in texts if a.get("text-anchor") == "end"}
+    x_ticks = {
+        float(text): float(a["x"]) for text, a in texts if a.get("text-anchor") == "middle" and text.isdigit()
+    }
+    assert max(y_ticks) >= 1.2 * 50 and min(y_ticks) == 0
+
+    def seconds(y: float) -> float:
+        return (y_ticks[0] - y) / (y_ticks[0] - y_ticks[max(y_ticks)]) * max(y_ticks)
+
+    def millions(x: float) -> float:
+        return (x - x_ticks[0]) / (x_ticks[10] - x_ticks[0]) * 10
+
+    drawn = {}
+    for line in svg.iter(f"{tag}polyline"):
+        points = [tuple(map(float, point.split(","))) for point in line.attrib["points"].split()]
+        drawn[line.attrib["stroke"]] = [(round(millions(x), 1), round(seconds(y), 1)) for x, y in points]
+    legend = {t: a for t, a in texts if t.startswith(("peer", "our", "exact"))}
+    assert list(legend) == [
+        "peer: naive full rebuild",
+        "our full build",
+        "our incremental run",
+        "exact-run floor",
+    ]
+    assert list(drawn.values()) == [
+        [(1.0, 20.0), (10.0, 50.0)],
+        [(1.0, 24.0), (10.0, 60.0)],
+        [(1.0, 24.0), (10.0, 30.0)],
+        [(1.0, 12.0), (10.0, 14.0)],
     ]

@@ -36,7 +36,7 @@ A last process checks that our three tables equal the peer's (and, with
 --thrift, the thrift target's), row for row, and times the floor: a plain
 Spark job that reads the first batch of new events and groups them by cookie.
 Every step's ratio to the peer of the same history is printed beside it, then
-each target of docs/benchmarks.md, met or missed, with where the exact-run
+each target of docs/performance.md, met or missed, with where the exact-run
 floor stands against it: a target that the floor misses too is out of reach
 of any exact run on this stack, not only of ours. A full
 build of OPTIMISING_FULL_BUILD_FROM events or more runs with the optimising
@@ -79,8 +79,7 @@ BATCH_HOURS = 6  # the n-th batch of new events is loaded in the n-th BATCH_HOUR
 PEER_PROJECT = Path(__file__).with_name("naive_rebuild")
 FLOOR_PROJECT = Path(__file__).with_name("run_floor")
 # Brings back Java's optimising compiler, which the profile leaves off (docs/design.md, "Configuration in
-# depth"): it pays off in a process that reads millions of events (10 M full build 63.5 s with it, 83.1 s
-# without; 1 M 25.4 s with it, 20.6 s without).
+# depth"): it pays off in a process that reads millions of events (docs/performance.md).
 OPTIMISING_COMPILER = "-XX:TieredStopAtLevel=4"
 OPTIMISING_FULL_BUILD_FROM = 5_000_000
 # Our table and the peer's with the same contract columns (spec §4), compared row for row.
@@ -537,6 +536,69 @@ def target_line(target: Target) -> str:
     return line
 
 
+# The chart's lines: (key in a history's result, legend, colour); its canvas and margins in pixels.
+CHART_LINES = (
+    ("peer_full_rebuild", "peer: naive full rebuild", "#d62728"),
+    ("full", "our full build", "#ff7f0e"),
+    ("incremental", "our incremental run", "#1f77b4"),
+    ("exact_run_floor", "exact-run floor", "#2ca02c"),
+)
+CHART_SIZE = (640, 400)
+CHART_MARGIN = (70, 20, 30, 50)  # left, right, top, bottom
+
+
+def chart_svg(results: dict[int, dict], title: str) -> str:
+    """An SVG line chart of a run's seconds against the history's size, one line per step of CHART_LINES,
+    through the measured points only (two sizes: the lines between them are straight, not measured)."""
+    width, height = CHART_SIZE
+    left, right, top, bottom = CHART_MARGIN
+    sizes = sorted(results)
+    top_seconds = max(results[size][key] for size in sizes for key, _, _ in CHART_LINES)
+    y_step = next(step for step in (5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if top_seconds / step <= 8)
+    y_max = y_step * (int(top_seconds // y_step) + 1)
+
+    def x(size: int) -> float:
+        return left + (width - left - right) * size / sizes[-1]
+
+    def y(seconds: float) -> float:
+        return height - bottom - (height - top - bottom) * seconds / y_max
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{left}" y="{top - 10}" font-size="14">{title}</text>',
+        f'<text x="{(left + width - right) / 2}" y="{height - 8}" text-anchor="middle">'
+        "events in history (millions)</text>",
+        f'<text x="14" y="{(top + height - bottom) / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {(top + height - bottom) / 2})">seconds per dbt process</text>',
+    ]
+    for tick in range(0, y_max + 1, y_step):
+        parts.append(
+            f'<line x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#ddd"/>'
+        )
+        parts.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick}</text>')
+    for size in (0, *sizes):
+        parts.append(
+            f'<text x="{x(size):.1f}" y="{height - bottom + 16}" text-anchor="middle">{size / 1e6:g}</text>'
+        )
+    for row, (key, legend, colour) in enumerate(CHART_LINES):
+        points = " ".join(f"{x(size):.1f},{y(results[size][key]):.1f}" for size in sizes)
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        parts += [
+            f'<circle cx="{x(size):.1f}" cy="{y(results[size][key]):.1f}" r="3" fill="{colour}"/>'
+            for size in sizes
+        ]
+        legend_y = top + 16 * row + 10
+        parts.append(
+            f'<line x1="{left + 10}" x2="{left + 30}" y1="{legend_y}" y2="{legend_y}" '
+            f'stroke="{colour}" stroke-width="2"/>'
+        )
+        parts.append(f'<text x="{left + 36}" y="{legend_y + 4}">{legend}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--history", type=int, default=1_000_000, help="events in history H")
@@ -617,7 +679,9 @@ def main(argv: list[str] | None = None) -> None:
     }
     path = args.out / f"benchmark-{report['when'].replace(':', '')}.json"
     path.write_text(json.dumps(report, indent=2))
-    print(f"\nwritten to {path}")
+    title = f"{args.format} tables, {new_count:,} new events per incremental run, {report['when'][:10]}"
+    path.with_suffix(".svg").write_text(chart_svg(results, title))
+    print(f"\nwritten to {path} and its chart to {path.with_suffix('.svg')}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ A fresh ``dbt`` process on the embedded targets starts a JVM that loads and veri
 30,000 classes (Spark, Hive's metastore client, DataNucleus, Derby, Iceberg or Delta) before
 its first statement returns. Java 17's application class-data sharing keeps them, parsed and
 verified, in one file: run once with ``-XX:ArchiveClassesAtExit=<file>``, then every JVM started
-with ``-XX:SharedArchiveFile=<file>`` maps that file instead (docs/benchmarks.md).
+with ``-XX:SharedArchiveFile=<file>`` maps that file instead (docs/performance.md).
 
 This module runs, in one JVM, the statements a run and its tests make on each installed table
 format: a Hive metastore in a scratch folder; Parquet scratch tables; lookup tables created,

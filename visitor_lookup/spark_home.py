@@ -123,7 +123,7 @@ def make_class_archive(table_formats: list[str]) -> bool:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise ArchiveNotMade(
             f"the class archive could not be made ({last}); runs work without it, each JVM start "
-            f"5 to 9 s slower: see docs/design.md, 'Configuration in depth'"
+            "slower: see docs/design.md, 'Configuration in depth'"
         )
     partial.rename(archive)
     stamp.write_text(fingerprint)

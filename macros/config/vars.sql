@@ -42,7 +42,7 @@
 
 
 {% macro visitor_lookup_lookup_write_mode() %}
-    {#- The var, or when it is empty the mode measured faster for the table format (docs/benchmarks.md). -#}
+    {#- The var, or when it is empty the mode measured faster for the table format (docs/performance.md). -#}
     {%- set value = var('visitor_lookup__lookup_write_mode') -%}
     {%- if value not in ['merge-on-read', 'copy-on-write', ''] -%}
         {{ exceptions.raise_compiler_error(

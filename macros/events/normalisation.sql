@@ -4,8 +4,8 @@
     {#-
         Trim leading and trailing whitespace (space, tab, line feed, carriage
         return, vertical tab, form feed); blank becomes NULL. A trim by a set
-        of characters: a regular expression that finds the same runs took
-        2.4 times as long over 10 M events (docs/benchmarks.md).
+        of characters: a regular expression that finds the same runs was
+        measured slower (docs/performance.md).
     -#}
     nullif(trim(both ' \t\n\r\u000B\u000C' from cast({{ column }} as string)), '')
 {%- endmacro %}
@@ -16,8 +16,8 @@
         The order of the copies of one event_id, as a list of sort
         expressions: the smallest loaded_at counts; exact ties fall to
         landed, then cookie, then user id (NULL first). Sorting by these
-        columns took a sixth less than sorting by one struct of them
-        (docs/benchmarks.md).
+        columns was measured faster than sorting by one struct of them
+        (docs/performance.md).
     -#}
     {%- set prefix = alias ~ '.' if alias else '' -%}
     {{ prefix }}loaded_at, {{ prefix }}landed, {{ prefix }}visitor_cookie_id, coalesce({{ prefix }}user_id, '')

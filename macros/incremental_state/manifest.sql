@@ -121,8 +121,7 @@
     {%- set manifest = visitor_lookup_model_relation('base_incremental_manifest') -%}
     {#-
         The whole five-row table written again, not merged: one write in
-        place of a MERGE's join and rewrite (a run with no new data at 1 M:
-        this hook 1.2 -> 0.8 s, docs/benchmarks.md). greatest skips NULLs, so
+        place of a MERGE's join and rewrite (docs/performance.md). greatest skips NULLs, so
         a model this run did not advance keeps its row, and a new one gets its
         first.
     -#}

@@ -3,7 +3,7 @@
     file and delete files or deletion vectors (to each partition it touches,
     when the tables are partitioned), and a run of thousands of cookies touches every partition:
     without compaction each run reads more small files than the last
-    (docs/benchmarks.md, "What each change bought"). A post-hook of each lookup model calls
+    (docs/performance.md). A post-hook of each lookup model calls
     visitor_lookup_compact_when_fragmented(this) after its merge.
 -#}
 
@@ -44,8 +44,8 @@
         Count the table's live files (data and delete files) from its
         metadata, and above `limit` per partition rewrite the table from
         itself in one INSERT OVERWRITE: no delete files, as few data files
-        as Spark's write produces (one per partition when partitioned; 1 to 3
-        for an unpartitioned table of 10 M events), one atomic commit (a
+        as Spark's write produces (one per partition when partitioned, a
+        few for an unpartitioned table), one atomic commit (a
         failure leaves the table as it was). Measured faster here than
         Iceberg's rewrite_data_files procedure, which runs one Spark job per
         partition and leaves dangling delete files behind.

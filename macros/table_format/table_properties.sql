@@ -84,7 +84,7 @@
         Parquet's dictionaries off (dbt-spark's options config). Event ids
         are unique and cookies nearly so; the writer fills a dictionary per
         column and row group before it gives up on it, work that only slows
-        a full build's write of millions of events (docs/benchmarks.md).
+        a full build's write of millions of events (docs/performance.md).
     -#}
     {{ return({'options': {'parquet.enable.dictionary': 'false'}}) }}
 {% endmacro %}
@@ -157,8 +157,7 @@
         Parquet's dictionary per column and row group is capped at 64 KB
         instead of 2 MB: event ids and cookie ids are nearly all distinct,
         and the writer filled 2 MB of dictionary per column before giving
-        up on it (writing 10 M processed events: 7.0 -> 5.8 s, files the
-        same size, reads no slower; docs/benchmarks.md). Columns of few
+        up on it (files the same size, reads no slower; docs/performance.md). Columns of few
         values, such as vcid_first_two, keep theirs.
     -#}
     {{ return({
@@ -183,7 +182,7 @@
         marks the changed rows deleted instead (Iceberg's delete files,
         Delta's deletion vectors), and compaction folds them in later. The var
         visitor_lookup__lookup_write_mode picks the mode for new tables
-        (docs/benchmarks.md compares them). Dispatched per table format
+        (docs/performance.md compares them). Dispatched per table format
         (and adapter: `<adapter>__lookup_table_properties_<format>` overrides).
     -#}
     {%- set write_mode = visitor_lookup_lookup_write_mode() -%}

@@ -34,9 +34,8 @@
         {#-
             The latest run's number as a literal: the table's file statistics
             then narrow its rows while Spark plans, and the event ids they
-            hold go to every task (a broadcast) instead of all 10 M stored
-            ids through a shuffle (10 M events: the uniqueness test 3.7 to
-            6.3 s -> 1.3 to 1.9 s, warm).
+            hold go to every task (a broadcast) instead of every stored id
+            through a shuffle (docs/performance.md).
         -#}
         {%- set latest = run_query(latest_run_query).columns[0].values()[0] -%}
         {%- set latest_run_number = latest if latest is not none else 'null' -%}

@@ -4,7 +4,7 @@
     greatest landed of all valid events processed so far. Join page views on
     visitor_cookie_id and landed between valid_start_date and valid_end_date.
 -#}
-{{ config(materialized='view', schema=visitor_lookup_schema()) }}
+{{ config(schema=visitor_lookup_schema()) }}
 
 with spans as (
     select

@@ -1,7 +1,7 @@
 {#-
     The four invariants of a type-2 table (spec §4), in one query: a table
-    is read once, where a test per invariant read it four times (a dbt test
-    at 10 M: docs/benchmarks.md). Returns every row that breaks one, with
+    is read once, where a test per invariant read it four times
+    (docs/performance.md). Returns every row that breaks one, with
     the invariants it breaks; any row fails the test.
 -#}
 

@@ -138,7 +138,7 @@ checked_events as (
 
 ranked_copies as (
     -- the ids as received matter only to the quarantine: a valid event's go
-    -- through the sort as NULL (a 10 M full build's window: 8 % less time)
+    -- through the sort as NULL, a narrower sort (docs/performance.md)
     select
         event_id,
         visitor_cookie_id,
