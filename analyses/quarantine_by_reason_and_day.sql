@@ -4,7 +4,7 @@ with quarantined as (
     select
         invalid_reason,
         loaded_at
-    from {{ ref('base_quarantined_events') }}
+    from {{ ref('quarantined_events') }}
 )
 
 select

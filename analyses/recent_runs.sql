@@ -2,7 +2,7 @@
 -- found and what it changed; failed runs name what failed. The last 20:
 -- dbt show --select recent_runs --limit 20
 -- The on-run-end hook keeps the table beside the manifest.
-{%- set runs_relation = ref('base_incremental_manifest').incorporate(path={'identifier': 'visitor_lookup_runs'}) %}
+{%- set runs_relation = ref('incremental_manifest').incorporate(path={'identifier': 'visitor_lookup_runs'}) %}
 
 with runs as (
     select

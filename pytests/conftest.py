@@ -40,8 +40,8 @@ from .reference import LookupTables, Raw
 
 ROOT = Path(__file__).resolve().parents[1]
 INCREMENTAL_MODELS = (
-    "base_processed_events",
-    "base_quarantined_events",
+    "processed_events",
+    "quarantined_events",
     "first_dates",
     "user_mapping",
     "visitor_lookup_spans",

@@ -86,16 +86,16 @@ def test_a_broken_invariant_fails_the_build(scenario: Scenario) -> None:
 def test_the_incremental_selector_holds_the_set_and_what_it_reads(scenario: Scenario) -> None:
     result = scenario.dbt("ls", "--selector", "visitor_lookup_incremental", "--resource-type", "model")
     assert {name.rsplit(".", 1)[-1] for name in result.result} == {
-        "base_incremental_manifest",
+        "incremental_manifest",
         "base_new_event_limits",
         "base_events_this_run",
         "base_new_events_this_run",
-        "base_processed_events",
-        "base_quarantined_events",
+        "processed_events",
+        "quarantined_events",
         "base_cookie_changes_this_run",
         "base_erased_events_this_run",
-        "base_erased_cookies",
-        "base_erasure_log",
+        "erased_cookies",
+        "erasure_log",
         "first_dates",
         "user_mapping",
         "visitor_lookup_spans",

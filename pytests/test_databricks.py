@@ -55,9 +55,9 @@ def test_every_model_is_a_delta_table_and_the_strategy_is_ours(tmp_path: Path) -
     incremental = {name for name, config in tables.items() if config["materialized"] == "incremental"}
     assert incremental == {
         *INCREMENTAL_MODELS,
-        "base_incremental_manifest",
-        "base_erased_cookies",
-        "base_erasure_log",
+        "incremental_manifest",
+        "erased_cookies",
+        "erasure_log",
     }
     assert {tables[name]["incremental_strategy"] for name in incremental} == {"action_merge"}
 
@@ -73,7 +73,7 @@ def test_the_strategy_and_the_per_format_macros_resolve_for_databricks(tmp_path:
         "'table_format': visitor_lookup_table_format(),"
         "'scratch_file_format': visitor_lookup_scratch_file_format(),"
         "'drop_purge': visitor_lookup_drop_purge(),"
-        "'lookup_table_properties': visitor_lookup_lookup_table_properties()"
+        "'lookup_table_properties': visitor_lookup_table_properties('lookup')"
         "}) }}{% endif %}"
     )
     compiled = databricks_dbt(

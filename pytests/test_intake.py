@@ -187,9 +187,9 @@ def test_failed_model_keeps_its_manifest_entry_and_next_run_catches_up(scenario:
 
     assert scenario.manifest() == {
         **dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-06 11:00")),
-        "base_quarantined_events": ts("2026-01-05 10:00"),
+        "quarantined_events": ts("2026-01-05 10:00"),
     }
-    assert scenario.logged("base_quarantined_events did not succeed")
+    assert scenario.logged("quarantined_events did not succeed")
 
     scenario.dbt("run", vars=VARS)
 
@@ -234,8 +234,8 @@ def test_full_refresh_starts_again_from_start_date(scenario: Scenario) -> None:
     # refused unless allowed: it would rebuild everything from the raw events
     scenario.dbt("run", "--full-refresh", vars=VARS, ok=False)
     assert scenario.logged(
-        "Visitor lookup: --full-refresh would drop and rebuild base_processed_events, "
-        "base_quarantined_events, first_dates, user_mapping, visitor_lookup_spans, the manifest"
+        "Visitor lookup: --full-refresh would drop and rebuild processed_events, "
+        "quarantined_events, first_dates, user_mapping, visitor_lookup_spans, the manifest"
     )
     assert stored_events(scenario) == stored
     # a full refresh of what the incremental set does not hold needs no leave

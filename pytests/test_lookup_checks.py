@@ -69,7 +69,7 @@ def test_a_standard_run_writes_only_the_rows_it_changes(history: Scenario, table
 
 
 def test_a_standard_run_reads_stored_events_only_from_the_earliest_change(history: Scenario) -> None:
-    compiled = next(Path(history.target_dir).glob("compiled/**/scd/user_mapping.sql")).read_text()
+    compiled = next(Path(history.target_dir).glob("compiled/**/lookup/user_mapping.sql")).read_text()
     plan = "\n".join(
         row[0] for row in history.sql("explain formatted " + compiled.replace("{", "{{").replace("}", "}}"))
     )
@@ -249,8 +249,8 @@ def test_the_checks_of_processed_events_read_what_the_latest_run_stored(
     )
     before = history.current_version("processed_events")
     history.sql(breakage.replace("{event_id}", event.event_id))
-    selected = ["--select", f"base_processed_events,test_name:{check}"]
-    test = f"{check}_base_processed_events"
+    selected = ["--select", f"processed_events,test_name:{check}"]
+    test = f"{check}_processed_events"
     try:
         scoped = history.dbt("test", *selected, vars=VARS, ok=not stored_by_the_latest_run)
         full = history.dbt("test", *selected, vars={**VARS, "visitor_lookup__test_scope": "all"}, ok=False)

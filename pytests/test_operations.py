@@ -253,7 +253,7 @@ def test_an_inspect_only_run_writes_no_history_and_takes_no_run_number(scenario:
 
     scenario.dbt("run", "--select", "base_new_event_limits", vars=VARS)
     assert scenario.logged("Visitor lookup: Run number 2")
-    scenario.dbt("run", "--select", "path:models/scd/visitor_lookup.sql", vars=VARS)  # the view alone
+    scenario.dbt("run", "--select", "path:models/lookup/visitor_lookup.sql", vars=VARS)  # the view alone
 
     scenario.dbt("run", vars=VARS)
     runs = scenario.sql("select run_number, status from {schema}.visitor_lookup_runs order by started_at")

@@ -74,7 +74,7 @@ def test_the_public_view_s_contract_fails_a_build_that_changes_a_column_s_type(
         shutil.copytree(ROOT / folder, project / folder)
     for file in ("dbt_project.yml", "selectors.yml"):
         shutil.copy(ROOT / file, project / file)
-    model = project / "models" / "scd" / "visitor_lookup.sql"
+    model = project / "models" / "lookup" / "visitor_lookup.sql"
     model.write_text(
         model.read_text().replace("spans.start_day,", "cast(spans.start_day as string) as start_day,")
     )

@@ -58,9 +58,9 @@ def _all(at: str, **lagging: str) -> dict[str, dt.datetime]:
     [
         ({}, 1, "Visitor lookup: First run: no incremental model in the manifest"),
         (
-            {"base_processed_events": ts("2026-01-20 00:00")},
+            {"processed_events": ts("2026-01-20 00:00")},
             2,
-            "Visitor lookup: New incremental model (base_quarantined_events, first_dates, user_mapping, "
+            "Visitor lookup: New incremental model (quarantined_events, first_dates, user_mapping, "
             "visitor_lookup_spans): backfilling",
         ),
         (
@@ -70,7 +70,7 @@ def _all(at: str, **lagging: str) -> dict[str, dt.datetime]:
         ),
         (_all("2026-01-20 00:00"), 4, "Visitor lookup: Standard incremental run"),
         (
-            _all("2026-03-20 00:00", base_processed_events="2025-12-01 00:00"),
+            _all("2026-03-20 00:00", processed_events="2025-12-01 00:00"),
             3,
             "Visitor lookup: Incremental models out of sync",
         ),

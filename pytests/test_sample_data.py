@@ -113,6 +113,8 @@ def benchmark_result(
         "no_new_data": 20.0,
         "exact_no_new_data_floor": 11.0,
         "rows_differing_from_peer": {"first_dates": 0, "user_mapping": 0, "visitor_lookup": 0},
+        "statements": {"incremental": 66, "exact_run_floor": 21},
+        "hooks": {"incremental": {"on-run-start": 4, "on-run-end": 2}},
     }
 
 
@@ -128,6 +130,9 @@ def test_benchmark_targets_say_where_the_exact_run_floor_stands() -> None:
         "MISSED no new data <= 15 s: 20.00 s; the exact-run floor 11.00 s (meets it)",
         "MISSED dbt test <= 0.25 x peer (scale x H): 0.36 x peer; the exact-run floor 0.20 x peer (meets it)",
         "met  incremental on scale x H <= 1.5 x on H: 1.25 x on H",
+        "MISSED statements of an incremental run <= 40: 66 statements; the exact-run floor 21 statements"
+        " (meets it)",
+        "MISSED hooks of each kind in an incremental run <= 2: 4 hooks",
         "MISSED tables equal the peer's",
     ]
 

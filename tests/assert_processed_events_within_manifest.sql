@@ -4,7 +4,7 @@
 -- on-run-end hook advances the manifest). State and data agree.
 with manifest as (
     select max(last_success) as processed_through
-    from {{ ref('base_incremental_manifest') }}
+    from {{ ref('incremental_manifest') }}
 ),
 
 run_limits as (
@@ -16,7 +16,7 @@ processed as (
     select
         event_id,
         loaded_at
-    from {{ ref('base_processed_events') }}
+    from {{ ref('processed_events') }}
 ),
 
 processed_through as (

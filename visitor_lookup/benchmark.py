@@ -159,17 +159,27 @@ def thrift_sql(port: int, *statements: str) -> None:
 
 
 def measured_steps(steps: dict[str, dict], incremental_runs: list[dict]) -> dict:
-    """Wall seconds of each step and each incremental run (the first also as `incremental`), and dbt's time
-    per node of each, as the JSON keeps them."""
+    """Wall seconds of each step and each incremental run (the first also as `incremental`), dbt's time per
+    node of each, and the SQL statements and hooks each sent, as the JSON keeps them."""
+    every = {**steps, "incremental": incremental_runs[0]}
     return {
-        **{step: measured["wall"] for step, measured in steps.items()},
-        "incremental": incremental_runs[0]["wall"],
+        **{step: measured["wall"] for step, measured in every.items()},
         "incremental_runs": [measured["wall"] for measured in incremental_runs],
         "nodes": {
             **{step: measured["nodes"] for step, measured in steps.items()},
             "incremental_runs": [measured["nodes"] for measured in incremental_runs],
         },
+        "statements": {step: measured["statements"] for step, measured in every.items()},
+        "hooks": {step: measured["hooks"] for step, measured in every.items()},
     }
+
+
+def sent_statements(log: Path) -> tuple[int, dict[str, int]]:
+    """The SQL statements a dbt process sent (each answered with a "SQL status" line in its debug log, its
+    run_query calls and hooks included) and how many hooks of each kind ran, from dbt.log in `log`."""
+    text = (log / "dbt.log").read_text()
+    hooks = {kind: text.count(f"OK hook: visitor_lookup.{kind}.") for kind in ("on-run-start", "on-run-end")}
+    return text.count("SQL status:"), hooks
 
 
 class Bench:
@@ -215,7 +225,8 @@ class Bench:
             run_vars["visitor_lookup__events_schema"] = f"{schema}_web"
         command = ["dbt", *args, *(("--select", select) if select else ()), "--vars", json.dumps(run_vars)]
         command += ["--project-dir", str(project)]
-        command += ["--target-path", str(target), "--log-path", str(logfile.parent / f"{schema}-dbt")]
+        dbt_log = logfile.parent / f"{schema}-{label}-dbt"
+        command += ["--target-path", str(target), "--log-path", str(dbt_log)]
         started = time.monotonic()
         with logfile.open("w") as out:
             done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
@@ -225,8 +236,9 @@ class Bench:
             sys.exit(f"benchmark: dbt {' '.join(args)} failed for {schema} ({logfile}):\n{tail}")
         results = json.loads((target / "run_results.json").read_text())["results"]
         nodes = {r["unique_id"].split(".", 2)[-1]: round(r["execution_time"], 2) for r in results}
-        log(f"{label} ({schema}): {wall:.1f} s")
-        return {"wall": wall, "nodes": nodes}
+        statements, hooks = sent_statements(dbt_log)
+        log(f"{label} ({schema}): {wall:.1f} s, {statements} statements")
+        return {"wall": wall, "nodes": nodes, "statements": statements, "hooks": hooks}
 
     def build_then_runs(
         self,
@@ -416,21 +428,26 @@ def machine() -> dict[str, str | int]:
     }
 
 
-def report_table(results: dict[int, dict], new_count: int, runs: int) -> list[tuple[str, int, float, float]]:
-    """(step, history, wall s, ratio to the peer's full rebuild of that history)."""
+def report_table(
+    results: dict[int, dict], new_count: int, runs: int
+) -> list[tuple[str, int, float, float, int | None]]:
+    """(step, history, wall s, ratio to the peer's full rebuild of that history, SQL statements sent)."""
 
-    def rows(name: str, key: str) -> list[tuple[str, int, float, float]]:
-        return [(name, size, r[key], r[key] / r["peer_full_rebuild"]) for size, r in results.items()]
-
-    thrift = [
-        (f"thrift: {name}", size, r["thrift"][key], r["thrift"][key] / r["peer_full_rebuild"])
-        for name, key in (("full build", "full"), (f"incremental, {new_count:,} new", "incremental"))
-        for size, r in results.items()
-        if "thrift" in r
-    ]
+    def rows(name: str, key: str, of: str = "") -> list[tuple[str, int, float, float, int | None]]:
+        return [
+            (
+                name,
+                size,
+                (r[of] if of else r)[key],
+                (r[of] if of else r)[key] / r["peer_full_rebuild"],
+                (r[of] if of else r).get("statements", {}).get(key),
+            )
+            for size, r in results.items()
+            if not of or of in r
+        ]
 
     later_runs = [
-        (f"incremental run {run} of {runs}", size, wall, wall / r["peer_full_rebuild"])
+        (f"incremental run {run} of {runs}", size, wall, wall / r["peer_full_rebuild"], None)
         for size, r in results.items()
         for run, wall in enumerate(r["incremental_runs"][1:], start=2)
     ]
@@ -447,8 +464,12 @@ def report_table(results: dict[int, dict], new_count: int, runs: int) -> list[tu
         *rows(f"floor: exact run, {new_count:,} new", "exact_run_floor"),
         *rows("floor: exact run's dbt test", "exact_test_floor"),
         *rows("floor: exact, no new data", "exact_no_new_data_floor"),
-        *thrift,
+        *rows("thrift: full build", "full", of="thrift"),
+        *rows(f"thrift: incremental, {new_count:,} new", "incremental", of="thrift"),
     ]
+
+
+COUNTED = ("statements", "hooks")  # units of the targets that count, printed without decimals
 
 
 @dataclass(frozen=True)
@@ -510,6 +531,19 @@ def assess_targets(small: dict, large: dict, thrift: bool) -> list[Target]:
             1.5,
             "x on H",
         ),
+        at_most(
+            "statements of an incremental run <= 40",
+            large["statements"]["incremental"],
+            40,
+            "statements",
+            large["statements"]["exact_run_floor"],
+        ),
+        at_most(
+            "hooks of each kind in an incremental run <= 2",
+            max(large["hooks"]["incremental"].values()),
+            2,
+            "hooks",
+        ),
         Target(
             "tables equal the peer's",
             not any(any(r["rows_differing_from_peer"].values()) for r in (small, large)),
@@ -530,12 +564,16 @@ def assess_targets(small: dict, large: dict, thrift: bool) -> list[Target]:
 
 def target_line(target: Target) -> str:
     """`met` or `MISSED`, the target, our figure, and where the exact-run floor stands against it."""
+
+    def figure(value: float) -> str:
+        return f"{value:.0f}" if target.unit in COUNTED else f"{value:.2f}"
+
     line = f"{'met ' if target.met else 'MISSED'} {target.name}"
     if target.ours is not None:
-        line += f": {target.ours:.2f} {target.unit}"
+        line += f": {figure(target.ours)} {target.unit}"
     if target.floor is not None and target.limit is not None:
         reach = "meets it" if target.floor <= target.limit else "misses it too"
-        line += f"; the exact-run floor {target.floor:.2f} {target.unit} ({reach})"
+        line += f"; the exact-run floor {figure(target.floor)} {target.unit} ({reach})"
     return line
 
 
@@ -650,10 +688,12 @@ def main(argv: list[str] | None = None) -> None:
     }
 
     targets = assess_targets(results[sizes[0]], results[sizes[1]], thrift=args.thrift)
-    print(f"\n{args.format} tables\n{'step':<30}{'history':>12}{'wall s':>9}{'x peer':>8}")
-    for step, size, wall, ratio in report_table(results, new_count, args.runs):
-        print(f"{step:<30}{size:>12,}{wall:>9.1f}{ratio:>8.2f}")
+    print(f"\n{args.format} tables\n{'step':<30}{'history':>12}{'wall s':>9}{'x peer':>8}{'statements':>12}")
+    for step, size, wall, ratio, statements in report_table(results, new_count, args.runs):
+        print(f"{step:<30}{size:>12,}{wall:>9.1f}{ratio:>8.2f}{'' if statements is None else statements:>12}")
     print()
+    for size, r in results.items():
+        print(f"hooks per kind ({size:,}): {r['hooks']['incremental']}")
     for size, r in results.items():
         print(f"rows differing from the peer ({size:,}): {r['rows_differing_from_peer']}")
         if "rows_differing_from_thrift" in r:

@@ -12,7 +12,7 @@
         page_views.user_id as event_user_id,
         lookup.user_id as lookup_user_id,
         coalesce(page_views.user_id, lookup.user_id) as attributed_user_id
-    from {{ ref('base_processed_events') }} as page_views
+    from {{ ref('processed_events') }} as page_views
     left join {{ ref('visitor_lookup') }} as lookup
         on
             page_views.visitor_cookie_id = lookup.visitor_cookie_id

@@ -108,7 +108,7 @@
     {%- if not execute or visitor_lookup_existing(requests) is none -%}
         {{ return({'requests': 0, 'pending': 0}) }}
     {%- endif -%}
-    {%- set log_relation = visitor_lookup_existing(visitor_lookup_model_relation('base_erasure_log')) -%}
+    {%- set log_relation = visitor_lookup_existing(visitor_lookup_model_relation('erasure_log')) -%}
     {%- set query -%}
         select
             count(*) as requests,
@@ -123,23 +123,47 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_erasure_rows(erasures_relation, kinds, kept_relation=none) %}
+{% macro visitor_lookup_erasure_rows(erasures_relation, kinds, with_erased_cookies=false) %}
     {#-
         How many rows of base_erased_events_this_run have one of these kinds,
-        plus every row of kept_relation when given: a model that erases
-        nothing this run merges nothing. One while parsing or on a first build.
+        plus, with_erased_cookies, every row erased_cookies holds: a model
+        that erases nothing this run merges nothing. One while parsing or on
+        a first build.
     -#}
     {%- if not execute or not is_incremental() -%}
         {{ return(1) }}
     {%- endif -%}
+    {%- set facts = visitor_lookup_erasure_facts(erasures_relation) -%}
+    {%- set found = namespace(rows=facts['erased_cookies'] if with_erased_cookies else 0) -%}
+    {%- for kind in kinds -%}
+        {%- set found.rows = found.rows + facts[kind] -%}
+    {%- endfor -%}
+    {{ return(found.rows) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_erasure_facts(erasures_relation) %}
+    {#-
+        What this run erases, counted once per invocation: the rows of
+        base_erased_events_this_run of each kind, the requests
+        erasure_requests holds, and the cookies erased_cookies holds (as the
+        run found them: only erased_cookies itself reads that count, before
+        it merges).
+    -#}
+    {%- set requests = visitor_lookup_existing(visitor_lookup_erasure_requests_relation()) -%}
+    {%- set erased_cookies = visitor_lookup_existing(visitor_lookup_model_relation('erased_cookies')) -%}
     {%- set query -%}
         select
-            (select count(*) from {{ erasures_relation }} where kind in ('{{ kinds | join("', '") }}'))
-            {%- if kept_relation is not none %}
-            + (select count(*) from {{ kept_relation }})
-            {%- endif %} as found
+            count_if(kind = 'request') as request,
+            count_if(kind = 'event') as event,
+            count_if(kind = 'replaced') as replaced,
+            count_if(kind = 'quarantined') as quarantined,
+            {{ '(select count(*) from ' ~ requests ~ ')' if requests is not none else '0' }} as requests,
+            {{ '(select count(*) from ' ~ erased_cookies ~ ')' if erased_cookies is not none else '0' }}
+                as erased_cookies
+        from {{ erasures_relation }}
     {%- endset -%}
-    {{ return(run_query(query).rows[0]['found']) }}
+    {{ return(visitor_lookup_fetch_once('erasure facts ' ~ erasures_relation, query)) }}
 {% endmacro %}
 
 
@@ -154,21 +178,19 @@
     {%- if not execute or visitor_lookup_existing(requests) is none -%}
         {{ return({'requests': 0, 'erased_events': 0}) }}
     {%- endif -%}
-    {%- set query -%}
-        select
-            (select count(*) from {{ requests }}) as requests,
-            (select count(*) from {{ erasures_relation }} where kind = 'event') as erased_events
-    {%- endset -%}
-    {{ return(run_query(query).rows[0]) }}
+    {%- set facts = visitor_lookup_erasure_facts(erasures_relation) -%}
+    {{ return({'requests': facts['requests'], 'erased_events': facts['event']}) }}
 {% endmacro %}
 
 
 {% macro visitor_lookup_no_erasure_pending(none_pending) %}
     {#-
-        A marker base_erased_events_this_run renders when no request is
-        pending, so its post-hook knows it has nothing to count.
+        What base_erased_events_this_run knows before its query runs, kept
+        for its post-hook: when no request is pending, it has nothing to
+        count. Renders nothing.
     -#}
-    {{ return('-- visitor_lookup: no erasure pending' if none_pending else '') }}
+    {%- do visitor_lookup_carry('no erasure pending', none_pending) -%}
+    {{ return('') }}
 {% endmacro %}
 
 
@@ -180,7 +202,8 @@
     {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}
-    {%- if visitor_lookup_no_erasure_pending(true) in model.compiled_code -%}
+    {%- if visitor_lookup_carried('no erasure pending', false) -%}
+        {%- do visitor_lookup_carry(model.name, {'requests': 0, 'events': 0, 'quarantined': 0}) -%}
         {%- do store_raw_result(
             'main', message='0 requests, 0 events erased, 0 quarantined erased', code='erasure', rows_affected=0
         ) -%}
@@ -194,6 +217,9 @@
         from {{ erased_events }}
     {%- endset -%}
     {%- set counts = run_query(query).rows[0] -%}
+    {%- do visitor_lookup_carry(model.name, {
+        'requests': counts['requests'], 'events': counts['events'], 'quarantined': counts['quarantined'],
+    }) -%}
     {%- do store_raw_result(
         'main',
         message=counts['requests'] ~ ' requests, ' ~ counts['events'] ~ ' events erased, '

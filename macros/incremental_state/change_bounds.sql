@@ -1,7 +1,7 @@
 {% macro visitor_lookup_change_bounds(changes_relation) %}
     {#-
         What this run's cookie changes (base_cookie_changes_this_run) amount
-        to, read once for a model that builds on them:
+        to, read once per invocation for the models that build on them:
           touched                  'true', or 'false' when the run touches no
                                    cookie: a model filters its changes with
                                    it, so Spark drops the whole query (and
@@ -27,7 +27,7 @@
                 {%- endfor %}
             from {{ changes_relation }}
         {%- endset -%}
-        {%- set found = run_query(query).rows[0] -%}
+        {%- set found = visitor_lookup_fetch_once('change bounds ' ~ changes_relation, query) -%}
         {%- set known.changes = true -%}
     {%- endif -%}
     {%- set bounds = {

@@ -31,9 +31,9 @@
         {{ return('') }}
     {%- endif -%}
     {%- set refreshed = [] -%}
-    {%- for name in visitor_lookup_incremental_models() + ['base_incremental_manifest']
+    {%- for name in visitor_lookup_incremental_models() + ['incremental_manifest']
         if visitor_lookup_selected(name) -%}
-        {%- do refreshed.append('the manifest' if name == 'base_incremental_manifest' else name) -%}
+        {%- do refreshed.append('the manifest' if name == 'incremental_manifest' else name) -%}
     {%- endfor -%}
     {%- if refreshed -%}
         {{ exceptions.raise_compiler_error(
@@ -73,14 +73,14 @@
     {%- endif -%}
     {%- do visitor_lookup_confirm_absent(absent.values() | list) -%}
     {%- set models = visitor_lookup_incremental_models() -%}
-    {%- set status = visitor_lookup_manifest_status(visitor_lookup_model_relation('base_incremental_manifest'), models) -%}
+    {%- set status = visitor_lookup_manifest_status(visitor_lookup_model_relation('incremental_manifest'), models) -%}
     {%- set vanished = [] -%}
     {%- if status.present -%}
         {%- for name, relation in absent.items() if name in status.present or name not in models -%}
             {%- do vanished.append(relation) -%}
         {%- endfor -%}
-    {%- elif 'base_incremental_manifest' in absent and absent | length < visitor_lookup_state_models() | length -%}
-        {%- do vanished.append(absent['base_incremental_manifest']) -%}
+    {%- elif 'incremental_manifest' in absent and absent | length < visitor_lookup_state_models() | length -%}
+        {%- do vanished.append(absent['incremental_manifest']) -%}
     {%- endif -%}
     {%- if vanished -%}
         {{ exceptions.raise_compiler_error(

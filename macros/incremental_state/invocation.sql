@@ -16,10 +16,44 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_fetch_once(key, query) %}
+    {#-
+        The first row of a query about this run, run once per invocation
+        however many models ask for it, and kept in the invocation cache
+        under key. Only for what a model of this run wrote before any model
+        that asks runs (ref() orders them), and nothing changes after.
+    -#}
+    {%- set cache = visitor_lookup_invocation_cache() -%}
+    {%- if key not in cache -%}
+        {%- do cache.update({key: run_query(query).rows[0]}) -%}
+    {%- endif -%}
+    {{ return(cache[key]) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_carry(name, value) %}
+    {#-
+        Keep what a model found out (what it merged, that it has nothing to
+        merge) for the rest of the invocation: its strategy, its post-hooks
+        and the on-run-end hooks read it with visitor_lookup_carried. Only
+        while executing; parsing keeps nothing.
+    -#}
+    {%- if execute -%}
+        {%- do visitor_lookup_invocation_cache().setdefault('carried', {}).update({name: value}) -%}
+    {%- endif -%}
+{% endmacro %}
+
+
+{% macro visitor_lookup_carried(name, default=none) %}
+    {#- What visitor_lookup_carry kept under name in this invocation, or default. -#}
+    {{ return(visitor_lookup_invocation_cache().get('carried', {}).get(name, default)) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_state_models() %}
     {#- The models that keep state from run to run: the incremental set, the manifest, the erasure records. -#}
     {{ return(visitor_lookup_incremental_models()
-        + ['base_incremental_manifest', 'base_erased_cookies', 'base_erasure_log']) }}
+        + ['incremental_manifest', 'erased_cookies', 'erasure_log']) }}
 {% endmacro %}
 
 

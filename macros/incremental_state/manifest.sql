@@ -20,6 +20,33 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_manifest_rows(manifest_relation) %}
+    {#-
+        The manifest's rows, each model under its current name. Version 0.2
+        named the models processed_events and quarantined_events after their
+        tables (base_processed_events and base_quarantined_events before): a
+        warehouse built before keeps its state, with no backfill, and the
+        on-run-end rewrite stores the new names.
+    -#}
+    {%- set renamed = {
+        'base_processed_events': 'processed_events',
+        'base_quarantined_events': 'quarantined_events',
+    } -%}
+    (
+        select
+            case model
+                {%- for old, new in renamed.items() %}
+                when '{{ old }}' then '{{ new }}'
+                {%- endfor %}
+                else model
+            end as model,
+            last_success,
+            last_run_number
+        from {{ manifest_relation }}
+    )
+{%- endmacro %}
+
+
 {% macro visitor_lookup_manifest_status(manifest_relation, models) %}
     {#-
         What the manifest says of the given models: min and max last_success
@@ -47,7 +74,7 @@
             model,
             {{ visitor_lookup_timestamp_text('last_success') }} as last_success,
             coalesce(last_run_number, 0) as last_run_number
-        from {{ existing }}
+        from {{ visitor_lookup_manifest_rows(existing) }} as manifest
         where model in ('{{ models | join("', '") }}') and last_success is not null
     {%- endset -%}
     {%- set rows = run_query(query).rows -%}
@@ -118,7 +145,7 @@
         ) -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set manifest = visitor_lookup_model_relation('base_incremental_manifest') -%}
+    {%- set manifest = visitor_lookup_model_relation('incremental_manifest') -%}
     {#-
         The whole five-row table written again, not merged: one write in
         place of a MERGE's join and rewrite (docs/performance.md). greatest skips NULLs, so
@@ -131,7 +158,7 @@
             coalesce(manifest.model, advanced.model) as model,
             greatest(manifest.last_success, advanced.last_success) as last_success,
             greatest(manifest.last_run_number, advanced.last_run_number) as last_run_number
-        from {{ manifest }} as manifest
+        from {{ visitor_lookup_manifest_rows(manifest) }} as manifest
         full outer join (
             select
                 succeeded.model,

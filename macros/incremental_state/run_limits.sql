@@ -106,7 +106,7 @@
 {% macro visitor_lookup_run_limits(limits_relation) %}
     {#-
         This run's limits and run numbers, read back from base_new_event_limits
-        (pass its ref), for the models that read the window.
+        (pass its ref) once per invocation, for the models that read them.
     -#}
     {%- if not execute -%}
         {{ return({
@@ -116,7 +116,7 @@
     {%- endif -%}
     {%- if visitor_lookup_existing(limits_relation) is none -%}
         {#- Compiling before the first run (dbt compile, dbt docs generate): a first run's limits. -#}
-        {{ return(visitor_lookup_resolve_run_limits(visitor_lookup_model_relation('base_incremental_manifest'))) }}
+        {{ return(visitor_lookup_resolve_run_limits(visitor_lookup_model_relation('incremental_manifest'))) }}
     {%- endif -%}
     {%- set query -%}
         select
@@ -126,7 +126,7 @@
             confirmed_run_number
         from {{ limits_relation }}
     {%- endset -%}
-    {%- set row = run_query(query).rows[0] -%}
+    {%- set row = visitor_lookup_fetch_once('run limits ' ~ limits_relation, query) -%}
     {{ return({
         'lower_limit': row['lower_limit'],
         'upper_limit': row['upper_limit'],

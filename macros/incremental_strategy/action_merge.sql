@@ -7,14 +7,11 @@
     alone. On the first build the model emits its rows without merge_action
     and dbt creates the table from them.
 
-    The change set is applied in one MERGE keyed by unique_key. A model that
-    merges small change sets into a large table (processed_events, the
-    quarantine, the lookup tables) sets meta action_merge_append_inserts: the
-    change set is then written once to a per-run table, updates and deletes go
-    in a MERGE with only WHEN MATCHED clauses (Spark streams the table past the
-    broadcast change set instead of shuffling all of it, as any WHEN NOT
-    MATCHED clause makes it do), and inserts are appended with INSERT INTO,
-    without joining the table at all.
+    The change set is written once to a per-run table; its updates and
+    deletes go in a MERGE keyed by unique_key with only WHEN MATCHED clauses
+    (Spark streams the table past the broadcast change set instead of
+    shuffling all of it, as any WHEN NOT MATCHED clause makes it do), and its
+    inserts are appended with INSERT INTO, without joining the table at all.
     Those are two commits: a failure between them fails the model, and the
     next run, which compares with what is stored, completes it.
 
@@ -71,17 +68,20 @@
     {#-
         For a model to call in its SQL with what it knows before its query
         runs: when `nothing` is true (the manifest on an incremental run, a
-        lookup model when the run touched no cookie), it renders a marker
-        comment, and the strategy then applies nothing: no MERGE, no column
-        lookup, no compaction check (action_merge_has_nothing_to_merge).
+        lookup model when the run touched no cookie), the strategy applies
+        nothing: no MERGE, no column lookup, no compaction check
+        (action_merge_has_nothing_to_merge). Renders nothing.
     -#}
-    {{ return('-- action_merge: nothing to merge' if nothing else '') }}
+    {%- if execute -%}
+        {%- do visitor_lookup_carry('nothing to merge ' ~ model.unique_id, nothing) -%}
+    {%- endif -%}
+    {{ return('') }}
 {% endmacro %}
 
 
 {% macro action_merge_has_nothing_to_merge() %}
     {#- True in the materialization of a model whose SQL said, through action_merge_nothing_to_merge, it has nothing to merge. -#}
-    {{ return(action_merge_nothing_to_merge(true) in model.compiled_code) }}
+    {{ return(visitor_lookup_carried('nothing to merge ' ~ model.unique_id, false)) }}
 {% endmacro %}
 
 
@@ -105,9 +105,6 @@
     {%- for key in keys -%}
         {%- do predicates.append('target.' ~ key ~ ' = source.' ~ key) -%}
     {%- endfor -%}
-    {%- if not config.meta_get('action_merge_append_inserts', false) -%}
-        {{ return(action_merge_statement(target, arg_dict['temp_relation'], predicates, keys, columns, true)) }}
-    {%- endif -%}
     {#-
         Written, not a cached view: Spark drops the cache of every plan that
         reads the target as soon as the MERGE writes it. In the per-run tables'
@@ -135,7 +132,7 @@
     {%- if counted['updated'] + counted['deleted'] > 0 -%}
         {%- set matched = '(select * from ' ~ changes ~ " where merge_action != 'insert')" -%}
         {%- call statement('action_merge_matched') -%}
-            {{ action_merge_statement(target, matched, predicates, keys, columns, false) }}
+            {{ action_merge_statement(target, matched, predicates, keys, columns) }}
         {%- endcall -%}
     {%- endif -%}
     {%- if counted['inserted'] > 0 -%}
@@ -155,6 +152,7 @@
         action_merge_report to make it the model's result once the merge
         and the model's other post-hooks are done.
     -#}
+    {%- do visitor_lookup_carry(model.name, {'inserted': inserted, 'updated': updated, 'deleted': deleted}) -%}
     {%- do store_raw_result(
         'action_merge_changes',
         message=inserted ~ ' inserted, ' ~ updated ~ ' updated, ' ~ deleted ~ ' deleted',
@@ -166,7 +164,7 @@
 
 {% macro action_merge_report(relation) %}
     {#-
-        Last post-hook of a model merged with action_merge_append_inserts:
+        Last post-hook of a model merged with action_merge:
         the model's result, which dbt prints in its line for the model and
         keeps in run_results.json and in on-run-end's results, says what the
         run changed in the table, e.g. '12 inserted, 3 updated, 0 deleted'
@@ -182,6 +180,7 @@
         {%- set built = run_query('select count(*) as row_count from ' ~ relation).rows[0]['row_count'] -%}
         {%- set parts = [built ~ ' inserted'] -%}
         {%- set rows_affected = built -%}
+        {%- do visitor_lookup_carry(model.name, {'inserted': built}) -%}
     {%- else -%}
         {%- set parts = [changes.response | string] -%}
         {%- set rows_affected = changes.response.rows_affected -%}
@@ -189,18 +188,14 @@
     {%- set compaction = load_result('visitor_lookup_compaction') -%}
     {%- if compaction is not none -%}
         {%- do parts.append(compaction.response | string) -%}
+        {%- do visitor_lookup_carried(model.name).update({'compaction': 1}) -%}
     {%- endif -%}
     {%- do store_raw_result('main', message=parts | join(', '), code='action_merge', rows_affected=rows_affected) -%}
     {{ return('') }}
 {% endmacro %}
 
 
-{% macro action_merge_statement(target, source, predicates, keys, columns, with_inserts) %}
-    {#- In one statement the match, not the label, tells an insert from an update. -#}
-    {%- set values = [] -%}
-    {%- for column in columns -%}
-        {%- do values.append('source.' ~ column) -%}
-    {%- endfor -%}
+{% macro action_merge_statement(target, source, predicates, keys, columns) %}
     merge into {{ target }} as target
     using {{ source }} as source
     on {{ predicates | join(' and ') }}
@@ -209,10 +204,6 @@
     {%- for column in columns if column not in keys %}
         target.{{ column }} = source.{{ column }}{{ ',' if not loop.last }}
     {%- endfor %}
-    {%- if with_inserts %}
-    when not matched and source.merge_action != 'delete' then insert ({{ columns | join(', ') }})
-        values ({{ values | join(', ') }})
-    {%- endif %}
 {% endmacro %}
 
 

@@ -2,8 +2,8 @@
     The run history: one row per dbt run, build or retry in the table
     visitor_lookup_runs, beside the manifest, failed runs included. The last
     on-run-end hook writes it from what the run already knows: dbt's results,
-    whose messages the project's models fill with their counts (the window:
-    visitor_lookup_log_window; the merges: action_merge_report), and the two
+    and the counts the project's models carry (visitor_lookup_carry: the
+    window's, the erasure's, and each merge's in action_merge), and the two
     per-run tables base_new_event_limits and base_cookie_changes_this_run.
     One statement reads those two small tables and appends the row.
 -#}
@@ -21,17 +21,14 @@
 
 {% macro visitor_lookup_result_counts(result) %}
     {#-
-        The counts in a model's result message, by the word after each
-        number: '12 inserted, 3 updated, 0 deleted' gives {'inserted': 12,
-        'updated': 3, 'deleted': 0}. Empty unless the model succeeded.
+        The counts a model carried in this invocation (visitor_lookup_carry
+        under its name), e.g. {'inserted': 12, 'updated': 3, 'deleted': 0}.
+        Empty unless the model succeeded.
     -#}
-    {%- set counts = {} -%}
-    {%- if result is not none and result.status == 'success' -%}
-        {%- for number, word in modules.re.findall('([0-9]+) ([a-z]+)', result.message or '') -%}
-            {%- do counts.setdefault(word, number | int) -%}
-        {%- endfor -%}
+    {%- if result is none or result.status != 'success' -%}
+        {{ return({}) }}
     {%- endif -%}
-    {{ return(counts) }}
+    {{ return(visitor_lookup_carried(result.node.name, {})) }}
 {% endmacro %}
 
 

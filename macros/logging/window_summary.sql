@@ -17,6 +17,10 @@
         from {{ events_this_run }}
     {%- endset -%}
     {%- set counts = run_query(query).rows[0] -%}
+    {%- do visitor_lookup_carry(model.name, {
+        'read': counts['events_read'], 'valid': counts['valid_events'],
+        'duplicate': counts['duplicate_copies'], 'quarantined': counts['quarantined_events'],
+    }) -%}
     {%- if counts['events_read'] == 0 -%}
         {%- do exceptions.warn(
             "Visitor lookup: no events in this run's loaded_at range. If that is unexpected, check "

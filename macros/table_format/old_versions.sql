@@ -92,7 +92,7 @@
         Iceberg refuses less, since a write still under way has files no
         snapshot refers to yet.
     -#}
-    {%- set manifest = visitor_lookup_existing(visitor_lookup_model_relation('base_incremental_manifest')) -%}
+    {%- set manifest = visitor_lookup_existing(visitor_lookup_model_relation('incremental_manifest')) -%}
     {%- if manifest is not none
         and run_query(visitor_lookup_snapshot_ages(manifest, retention_days)).rows[0]['due'] == 0 -%}
         {{ return(0) }}

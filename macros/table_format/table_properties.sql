@@ -45,77 +45,98 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_scratch_file_format() %}
-    {{ return(adapter.dispatch('scratch_file_format', 'visitor_lookup')()) }}
+{% macro visitor_lookup_storage(write_mode) %}
+    {#- How the project writes its tables on this adapter: data, one mapping per adapter (storage). -#}
+    {{ return(adapter.dispatch('storage', 'visitor_lookup')(write_mode)) }}
 {% endmacro %}
 
 
-{% macro default__scratch_file_format() %}
+{% macro default__storage(write_mode) %}
     {#-
-        File format of the tables rebuilt by every run and read only within
-        it (the run's limits, events and cookie changes), whatever the format
-        of the permanent tables: plain Parquet, with no snapshot, manifest or
-        log to write for a table the next run drops. Spark's session catalog
-        keeps Parquet tables beside Iceberg's and Delta's.
+        scratch: the tables rebuilt by every run and read only within it (the
+        run's limits, events and cookie changes), whatever the format of the
+        permanent tables. Plain Parquet: no snapshot, manifest or log to
+        write for a table the next run drops; Spark's session catalog keeps
+        Parquet tables beside Iceberg's and Delta's. The window's table is
+        written without Parquet's dictionaries: event ids are unique and
+        cookies nearly so, and the writer fills a dictionary per column and
+        row group before it gives up on it (docs/performance.md). Dropped
+        with PURGE: through Iceberg's session catalog a plain DROP TABLE of a
+        Parquet table leaves its files, and the next CREATE fails on the
+        leftover folder; Delta's catalog takes PURGE as well.
+
+        kept: every table the project keeps, per format. Iceberg: every
+        commit writes a metadata file listing every snapshot kept, and
+        Iceberg keeps the last 100 of them; ten are enough to look back at.
+        Parquet's dictionary per column and row group capped at 64 KB
+        instead of 2 MB, as event and cookie ids are nearly all distinct
+        (docs/performance.md); columns of few values keep theirs. Delta trims
+        its own log.
+
+        lookup: added for the lookup tables, which take small merges spread
+        over the whole table. A copy-on-write merge rewrites every data file
+        it touches; merge-on-read marks the changed rows deleted instead
+        (Iceberg's delete files, Delta's deletion vectors), and compaction
+        folds them in later (visitor_lookup__lookup_write_mode).
     -#}
-    {{ return('parquet') }}
+    {{ return({
+        'scratch': {
+            'file_format': 'parquet',
+            'write_config': {'options': {'parquet.enable.dictionary': 'false'}},
+            'drop_clause': 'purge',
+        },
+        'iceberg': {
+            'kept': {
+                'write.metadata.delete-after-commit.enabled': 'true',
+                'write.metadata.previous-versions-max': '10',
+                'write.parquet.dict-size-bytes': '65536',
+            },
+            'lookup': {
+                'format-version': '2',
+                'write.delete.mode': write_mode,
+                'write.update.mode': write_mode,
+                'write.merge.mode': write_mode,
+            },
+        },
+        'delta': {
+            'kept': {},
+            'lookup': {'delta.enableDeletionVectors': 'true' if write_mode == 'merge-on-read' else 'false'},
+        },
+    }) }}
 {% endmacro %}
 
 
-{% macro databricks__scratch_file_format() %}
-    {#- Databricks' catalogs manage Delta tables. -#}
-    {{ return('delta') }}
+{% macro databricks__storage(write_mode) %}
+    {#-
+        Databricks' catalogs manage Delta tables and remove a dropped
+        table's files (its DROP TABLE has no PURGE clause); dbt-databricks
+        has no options config. The kept and lookup tables are as on Spark.
+    -#}
+    {%- set storage = default__storage(write_mode) -%}
+    {%- do storage.update({'scratch': {'file_format': 'delta', 'write_config': {}, 'drop_clause': ''}}) -%}
+    {{ return(storage) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_scratch_file_format() %}
+    {{ return(visitor_lookup_storage(none)['scratch']['file_format']) }}
 {% endmacro %}
 
 
 {% macro visitor_lookup_scratch_write_config() %}
     {#-
         Config arguments of base_events_this_run, the per-run table that
-        holds every event of the window, for its write; dispatched on the
-        adapter. The model passes them on as config(**...), so an adapter
-        that has no such config key never sees it.
+        holds every event of the window, for its write. The model passes
+        them on as config(**...), so an adapter that has no such config key
+        never sees it.
     -#}
-    {{ return(adapter.dispatch('scratch_write_config', 'visitor_lookup')()) }}
-{% endmacro %}
-
-
-{% macro default__scratch_write_config() %}
-    {#-
-        Parquet's dictionaries off (dbt-spark's options config). Event ids
-        are unique and cookies nearly so; the writer fills a dictionary per
-        column and row group before it gives up on it, work that only slows
-        a full build's write of millions of events (docs/performance.md).
-    -#}
-    {{ return({'options': {'parquet.enable.dictionary': 'false'}}) }}
-{% endmacro %}
-
-
-{% macro databricks__scratch_write_config() %}
-    {#- Nothing: the per-run tables are Delta there, and dbt-databricks has no options config. -#}
-    {{ return({}) }}
+    {{ return(visitor_lookup_storage(none)['scratch']['write_config']) }}
 {% endmacro %}
 
 
 {% macro visitor_lookup_drop_purge() %}
     {#- The clause that makes DROP TABLE of a per-run table remove its files too. -#}
-    {{ return(adapter.dispatch('drop_purge', 'visitor_lookup')()) }}
-{% endmacro %}
-
-
-{% macro default__drop_purge() %}
-    {#-
-        Through Iceberg's session catalog, a plain DROP TABLE of a Parquet
-        table removes its metastore entry and leaves its files, and the next
-        CREATE of the table fails on the leftover folder; Delta's catalog takes
-        PURGE as well.
-    -#}
-    {{ return('purge') }}
-{% endmacro %}
-
-
-{% macro databricks__drop_purge() %}
-    {#- Databricks' DROP TABLE has no PURGE clause; its catalog removes a managed table's files. -#}
-    {{ return('') }}
+    {{ return(visitor_lookup_storage(none)['scratch']['drop_clause']) }}
 {% endmacro %}
 
 
@@ -135,76 +156,20 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_table_properties() %}
+{% macro visitor_lookup_table_properties(kind='kept') %}
     {#-
-        Table properties of every table the project keeps (the lookup tables
-        add theirs), set when a table is created; none when there are none.
-        Dispatched per table format (`<adapter>__table_properties_<format>`).
+        Table properties set when a table is created, from the storage
+        mapping for the models' table format: those of every table the
+        project keeps, and for kind 'lookup' those of the lookup tables
+        added (with visitor_lookup__lookup_write_mode); none when there are
+        none.
     -#}
-    {%- if visitor_lookup_is_delta_target() -%}
-        {{ return(adapter.dispatch('table_properties_delta', 'visitor_lookup')()) }}
+    {%- set write_mode = visitor_lookup_lookup_write_mode() if kind == 'lookup' else none -%}
+    {%- set properties = visitor_lookup_storage(write_mode)[visitor_lookup_table_format()] -%}
+    {%- set chosen = {} -%}
+    {%- do chosen.update(properties['kept']) -%}
+    {%- if kind == 'lookup' -%}
+        {%- do chosen.update(properties['lookup']) -%}
     {%- endif -%}
-    {{ return(adapter.dispatch('table_properties_iceberg', 'visitor_lookup')()) }}
-{% endmacro %}
-
-
-{% macro default__table_properties_iceberg() %}
-    {#-
-        Every Iceberg commit writes a new metadata file that lists every
-        snapshot kept (a week of runs: thousands), and Iceberg keeps the last
-        100 of them until orphan removal deletes older ones. Ten are enough
-        to look back at; older ones are deleted at each commit.
-        Parquet's dictionary per column and row group is capped at 64 KB
-        instead of 2 MB: event ids and cookie ids are nearly all distinct,
-        and the writer filled 2 MB of dictionary per column before giving
-        up on it (files the same size, reads no slower; docs/performance.md). Columns of few
-        values, such as vcid_first_two, keep theirs.
-    -#}
-    {{ return({
-        'write.metadata.delete-after-commit.enabled': 'true',
-        'write.metadata.previous-versions-max': '10',
-        'write.parquet.dict-size-bytes': '65536',
-    }) }}
-{% endmacro %}
-
-
-{% macro default__table_properties_delta() %}
-    {#- Delta's defaults: its log is checkpointed and trimmed on its own (30 days). -#}
-    {{ return(none) }}
-{% endmacro %}
-
-
-{% macro visitor_lookup_lookup_table_properties() %}
-    {#-
-        The lookup tables take small merges spread over the whole table. A
-        copy-on-write merge rewrites every data file it touches (for a run's
-        cookies, spread over every prefix: the whole table); merge-on-read
-        marks the changed rows deleted instead (Iceberg's delete files,
-        Delta's deletion vectors), and compaction folds them in later. The var
-        visitor_lookup__lookup_write_mode picks the mode for new tables
-        (docs/performance.md compares them). Dispatched per table format
-        (and adapter: `<adapter>__lookup_table_properties_<format>` overrides).
-    -#}
-    {%- set write_mode = visitor_lookup_lookup_write_mode() -%}
-    {%- if visitor_lookup_is_delta_target() -%}
-        {{ return(adapter.dispatch('lookup_table_properties_delta', 'visitor_lookup')(write_mode)) }}
-    {%- endif -%}
-    {{ return(adapter.dispatch('lookup_table_properties_iceberg', 'visitor_lookup')(write_mode)) }}
-{% endmacro %}
-
-
-{% macro default__lookup_table_properties_iceberg(write_mode) %}
-    {%- set properties = {
-        'format-version': '2',
-        'write.delete.mode': write_mode,
-        'write.update.mode': write_mode,
-        'write.merge.mode': write_mode,
-    } -%}
-    {%- do properties.update(visitor_lookup_table_properties()) -%}
-    {{ return(properties) }}
-{% endmacro %}
-
-
-{% macro default__lookup_table_properties_delta(write_mode) %}
-    {{ return({'delta.enableDeletionVectors': 'true' if write_mode == 'merge-on-read' else 'false'}) }}
+    {{ return(chosen or none) }}
 {% endmacro %}

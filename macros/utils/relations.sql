@@ -18,7 +18,7 @@
 
 {% macro visitor_lookup_relation_beside_manifest(identifier) %}
     {#- A table the hooks keep (run_lock, visitor_lookup_runs): in the manifest's schema. -#}
-    {%- set manifest = visitor_lookup_model_relation('base_incremental_manifest') -%}
+    {%- set manifest = visitor_lookup_model_relation('incremental_manifest') -%}
     {{ return(api.Relation.create(database=manifest.database, schema=manifest.schema, identifier=identifier)) }}
 {% endmacro %}
 
@@ -115,15 +115,21 @@
         Iceberg view, and each replace writes one more metadata file that
         nothing ever deletes (Iceberg expires table snapshots, not view
         versions): the project's two views, replaced by every run, would
-        add a file each per run for as long as it runs. Runs in its caller's
-        namespace (see spark__drop_relation): dbt builtins only. A host
-        project's own views get dbt-spark's statement unchanged.
+        add a file each per run for as long as it runs. The digest covers
+        what the view is made of: its name, its query, its columns as
+        documented (with the contract's types) and the docs config. It is
+        compared before dbt-spark's statement is made, which runs the
+        contract's check of the query's columns: a view that stays as it is
+        needs no check, and one that is replaced is checked first. Runs in
+        its caller's namespace (see spark__drop_relation): dbt builtins only.
+        A host project's own views get dbt-spark's statement unchanged.
     -#}
-    {%- set definition = dbt.spark__create_view_as(relation, sql) -%}
     {%- if model is not defined or model.package_name != 'visitor_lookup' -%}
-        {{ return(definition) }}
+        {{ return(dbt.spark__create_view_as(relation, sql)) }}
     {%- endif -%}
-    {%- set digest = local_md5(definition) -%}
+    {%- set digest = local_md5(tojson([
+        relation | string, sql, model.columns, model.description, model.contract, config.get('persist_docs'),
+    ])) -%}
     {%- set existing = adapter.get_relation(
         database=relation.database, schema=relation.schema, identifier=relation.identifier
     ) -%}
@@ -136,6 +142,7 @@
             {{ return("select 'view unchanged' as visitor_lookup_view") }}
         {%- endif -%}
     {%- endif -%}
+    {%- set definition = dbt.spark__create_view_as(relation, sql) -%}
     {#- dbt-spark's statement ends with `as` and the query: the property goes before it. -#}
     {{ return(modules.re.sub(
         '\\n(\\s*)as\\n',

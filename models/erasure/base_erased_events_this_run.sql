@@ -19,9 +19,9 @@
 
 {%- set counts = visitor_lookup_erasure_request_counts() -%}
 {%- set requests_relation = visitor_lookup_erasure_requests_relation() -%}
-{%- set log_relation = visitor_lookup_existing(visitor_lookup_model_relation('base_erasure_log')) -%}
-{%- set processed_relation = visitor_lookup_existing(visitor_lookup_model_relation('base_processed_events')) -%}
-{%- set quarantine_relation = visitor_lookup_existing(visitor_lookup_model_relation('base_quarantined_events')) -%}
+{%- set log_relation = visitor_lookup_existing(visitor_lookup_model_relation('erasure_log')) -%}
+{%- set processed_relation = visitor_lookup_existing(visitor_lookup_model_relation('processed_events')) -%}
+{%- set quarantine_relation = visitor_lookup_existing(visitor_lookup_model_relation('quarantined_events')) -%}
 {%- set any_pending = counts.pending > 0 %}
 
 {{ visitor_lookup_no_erasure_pending(not any_pending) }}

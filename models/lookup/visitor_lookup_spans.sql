@@ -14,7 +14,7 @@
         file_format=visitor_lookup_table_format(),
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         partition_by=visitor_lookup_lookup_partition_by(),
-        tblproperties=visitor_lookup_lookup_table_properties(),
+        tblproperties=visitor_lookup_table_properties('lookup'),
         post_hook=[
             "{{ visitor_lookup_compact_when_fragmented(this) }}",
             "{{ action_merge_report(this) }}",

@@ -8,7 +8,7 @@
 -#}
 {{ config(materialized='table', schema=visitor_lookup_schema(), file_format=visitor_lookup_scratch_file_format()) }}
 
-{%- set manifest = ref('base_incremental_manifest') -%}
+{%- set manifest = ref('incremental_manifest') -%}
 {%- if execute -%}
 {%- do visitor_lookup_check_event_files(source('visitor_lookup', 'pageviews'), this) -%}
 {%- set limits = visitor_lookup_resolve_run_limits(manifest) -%}

@@ -13,16 +13,14 @@
         schema=visitor_lookup_schema(),
         file_format=visitor_lookup_table_format(),
         tblproperties=visitor_lookup_table_properties(),
-        alias='erasure_log',
         incremental_strategy='action_merge',
-        meta={'action_merge_append_inserts': true},
         unique_key='request_id',
         full_refresh=false,
     )
 }}
 
--- depends_on: {{ ref('base_processed_events') }}
--- depends_on: {{ ref('base_quarantined_events') }}
+-- depends_on: {{ ref('processed_events') }}
+-- depends_on: {{ ref('quarantined_events') }}
 
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) -%}
 {%- set erasures_relation = ref('base_erased_events_this_run') -%}

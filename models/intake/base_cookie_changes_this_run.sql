@@ -22,7 +22,7 @@ with unprocessed_events as (
         landed,
         replaced_visitor_cookie_id,
         replaced_landed
-    from {{ ref('base_processed_events') }}
+    from {{ ref('processed_events') }}
     where run_number > {{ limits.confirmed_run_number }}
 ),
 
@@ -31,7 +31,7 @@ erased_cookies as (
         visitor_cookie_id,
         earliest_landed,
         user_changed_from
-    from {{ ref('base_erased_cookies') }}
+    from {{ ref('erased_cookies') }}
     where run_number > {{ limits.confirmed_run_number }}
 ),
 

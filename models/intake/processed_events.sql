@@ -15,16 +15,14 @@
         schema=visitor_lookup_schema(),
         file_format=visitor_lookup_table_format(),
         tblproperties=visitor_lookup_table_properties(),
-        alias='processed_events',
         incremental_strategy='action_merge',
-        meta={'action_merge_append_inserts': true},
         post_hook="{{ action_merge_report(this) }}",
         unique_key='event_id',
         tags=['visitor_lookup_incremental'],
     )
 }}
 
--- depends_on: {{ ref('base_erased_cookies') }}
+-- depends_on: {{ ref('erased_cookies') }}
 
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) %}
 

@@ -13,7 +13,6 @@
         schema=visitor_lookup_schema(),
         file_format=visitor_lookup_table_format(),
         tblproperties=visitor_lookup_table_properties(),
-        alias='incremental_manifest',
         incremental_strategy='action_merge',
         unique_key='model',
     )

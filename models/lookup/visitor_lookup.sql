@@ -20,7 +20,7 @@ with spans as (
 
 watermark as (
     select max(landed) as processed_through
-    from {{ ref('base_processed_events') }}
+    from {{ ref('processed_events') }}
 )
 
 select

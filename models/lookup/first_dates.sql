@@ -11,7 +11,7 @@
         file_format=visitor_lookup_table_format(),
         unique_key=['vcid_first_two', 'visitor_cookie_id'],
         partition_by=visitor_lookup_lookup_partition_by(),
-        tblproperties=visitor_lookup_lookup_table_properties(),
+        tblproperties=visitor_lookup_table_properties('lookup'),
         post_hook=[
             "{{ visitor_lookup_compact_when_fragmented(this) }}",
             "{{ action_merge_report(this) }}",
@@ -50,7 +50,7 @@ stored_events as (
     select
         visitor_cookie_id,
         landed
-    from {{ ref('base_processed_events') }}
+    from {{ ref('processed_events') }}
     where {{ bounds.earliest_removed_landed }} is not null
 ),
 

@@ -16,7 +16,7 @@
         file_format=visitor_lookup_table_format(),
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         partition_by=visitor_lookup_lookup_partition_by(),
-        tblproperties=visitor_lookup_lookup_table_properties(),
+        tblproperties=visitor_lookup_table_properties('lookup'),
         post_hook=[
             "{{ visitor_lookup_compact_when_fragmented(this) }}",
             "{{ action_merge_report(this) }}",
@@ -62,7 +62,7 @@ stored_events_with_user as (
         visitor_cookie_id,
         user_id,
         landed
-    from {{ ref('base_processed_events') }}
+    from {{ ref('processed_events') }}
     where user_id is not null and landed >= {{ bounds.user_changed_from }}
 ),
 

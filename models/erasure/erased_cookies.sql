@@ -12,9 +12,7 @@
         schema=visitor_lookup_schema(),
         file_format=visitor_lookup_table_format(),
         tblproperties=visitor_lookup_table_properties(),
-        alias='erased_cookies',
         incremental_strategy='action_merge',
-        meta={'action_merge_append_inserts': true},
         unique_key=['visitor_cookie_id', 'run_number'],
     )
 }}
@@ -22,7 +20,7 @@
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) -%}
 {%- set erasures_relation = ref('base_erased_events_this_run') -%}
 {#- Most runs erase nothing and the table is empty: then no MERGE at all. -#}
-{%- set touches = visitor_lookup_erasure_rows(erasures_relation, ['event', 'replaced'], this) %}
+{%- set touches = visitor_lookup_erasure_rows(erasures_relation, ['event', 'replaced'], with_erased_cookies=true) %}
 
 {{ action_merge_nothing_to_merge(touches == 0) }}
 
