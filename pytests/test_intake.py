@@ -234,8 +234,8 @@ def test_full_refresh_starts_again_from_start_date(scenario: Scenario) -> None:
     # refused unless allowed: it would rebuild everything from the raw events
     scenario.dbt("run", "--full-refresh", vars=VARS, ok=False)
     assert scenario.logged(
-        "Visitor lookup: --full-refresh would drop and rebuild processed_events, "
-        "quarantined_events, first_dates, user_mapping, visitor_lookup_spans, the manifest"
+        "Visitor lookup: --full-refresh would drop and rebuild first_dates, processed_events, "
+        "quarantined_events, user_mapping, visitor_lookup_spans, the manifest"
     )
     assert stored_events(scenario) == stored
     # a full refresh of what the incremental set does not hold needs no leave

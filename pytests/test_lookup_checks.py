@@ -124,7 +124,7 @@ def test_each_invariant_fails_on_a_broken_table(history: Scenario, invariant: st
     history.sql(BREAKAGES[invariant].replace("{cookie}", cookie))
     try:
         result = history.dbt("test", "--select", "visitor_lookup", vars=VARS, ok=False)
-        assert invariant in history.broken_invariants(result, "visitor_lookup")
+        assert invariant in history.broken_invariants(result, "visitor_lookup_v1")
     finally:
         history.restore_version("visitor_lookup_spans", before)
     history.dbt("test", "--select", "visitor_lookup", vars=VARS)
@@ -147,7 +147,7 @@ def test_a_break_outside_the_last_runs_cookies_fails_only_the_full_check(
             vars={**VARS, "visitor_lookup__test_scope": "all"},
             ok=False,
         )
-        assert invariant in history.broken_invariants(result, "visitor_lookup")
+        assert invariant in history.broken_invariants(result, "visitor_lookup_v1")
     finally:
         history.restore_version("visitor_lookup_spans", before)
 
