@@ -60,7 +60,7 @@ def _all(at: str, **lagging: str) -> dict[str, dt.datetime]:
         (
             {"processed_events": ts("2026-01-20 00:00")},
             2,
-            "Visitor lookup: New incremental model (quarantined_events, first_dates, user_mapping, "
+            "Visitor lookup: New incremental model (first_dates, quarantined_events, user_mapping, "
             "visitor_lookup_spans): backfilling",
         ),
         (

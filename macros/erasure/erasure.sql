@@ -126,18 +126,24 @@
 {% macro visitor_lookup_erasure_rows(erasures_relation, kinds, with_erased_cookies=false) %}
     {#-
         How many rows of base_erased_events_this_run have one of these kinds,
-        plus, with_erased_cookies, every row erased_cookies holds: a model
-        that erases nothing this run merges nothing. One while parsing or on
-        a first build.
+        or when none has, with_erased_cookies, how many rows erased_cookies
+        holds: zero means a model that erases nothing this run merges nothing.
+        One while parsing or on a first build. erased_cookies is counted by
+        its own model alone, not in the facts other models share: on
+        --full-refresh it is dropped and created while they run.
     -#}
     {%- if not execute or not is_incremental() -%}
         {{ return(1) }}
     {%- endif -%}
     {%- set facts = visitor_lookup_erasure_facts(erasures_relation) -%}
-    {%- set found = namespace(rows=facts['erased_cookies'] if with_erased_cookies else 0) -%}
+    {%- set found = namespace(rows=0) -%}
     {%- for kind in kinds -%}
         {%- set found.rows = found.rows + facts[kind] -%}
     {%- endfor -%}
+    {%- if found.rows == 0 and with_erased_cookies -%}
+        {%- set kept = visitor_lookup_model_relation('erased_cookies') -%}
+        {%- set found.rows = run_query('select count(*) as kept from ' ~ kept).rows[0]['kept'] -%}
+    {%- endif -%}
     {{ return(found.rows) }}
 {% endmacro %}
 
@@ -145,22 +151,17 @@
 {% macro visitor_lookup_erasure_facts(erasures_relation) %}
     {#-
         What this run erases, counted once per invocation: the rows of
-        base_erased_events_this_run of each kind, the requests
-        erasure_requests holds, and the cookies erased_cookies holds (as the
-        run found them: only erased_cookies itself reads that count, before
-        it merges).
+        base_erased_events_this_run of each kind, and the requests
+        erasure_requests holds.
     -#}
     {%- set requests = visitor_lookup_existing(visitor_lookup_erasure_requests_relation()) -%}
-    {%- set erased_cookies = visitor_lookup_existing(visitor_lookup_model_relation('erased_cookies')) -%}
     {%- set query -%}
         select
             count_if(kind = 'request') as request,
             count_if(kind = 'event') as event,
             count_if(kind = 'replaced') as replaced,
             count_if(kind = 'quarantined') as quarantined,
-            {{ '(select count(*) from ' ~ requests ~ ')' if requests is not none else '0' }} as requests,
-            {{ '(select count(*) from ' ~ erased_cookies ~ ')' if erased_cookies is not none else '0' }}
-                as erased_cookies
+            {{ '(select count(*) from ' ~ requests ~ ')' if requests is not none else '0' }} as requests
         from {{ erasures_relation }}
     {%- endset -%}
     {{ return(visitor_lookup_fetch_once('erasure facts ' ~ erasures_relation, query)) }}
