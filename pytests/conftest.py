@@ -39,6 +39,8 @@ from visitor_lookup.spark_home import prepare_spark_home
 from .reference import LookupTables, Raw
 
 ROOT = Path(__file__).resolve().parents[1]
+# What dbt reads of the project (profiles/ aside): a copy of these is the project.
+PROJECT_FILES = ("models", "macros", "tests", "analyses", "dbt_project.yml", "selectors.yml")
 INCREMENTAL_MODELS = (
     "processed_events",
     "quarantined_events",

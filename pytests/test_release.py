@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import ROOT, Scenario
+from .conftest import PROJECT_FILES, ROOT, Scenario
 from .reference import Raw
 
 PAGEVIEWS = "source.visitor_lookup.visitor_lookup.pageviews"
@@ -70,10 +70,8 @@ def test_the_public_view_s_contract_fails_a_build_that_changes_a_column_s_type(
     before = (scenario.sql(columns), scenario.table("visitor_lookup"))
 
     project = tmp_path / "project"
-    for folder in ("models", "macros", "tests", "analyses"):
-        shutil.copytree(ROOT / folder, project / folder)
-    for file in ("dbt_project.yml", "selectors.yml"):
-        shutil.copy(ROOT / file, project / file)
+    for name in PROJECT_FILES:
+        (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, project / name)
     model = project / "models" / "lookup" / "visitor_lookup.sql"
     model.write_text(
         model.read_text().replace("spans.start_day,", "cast(spans.start_day as string) as start_day,")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import INCREMENTAL_MODELS, ROOT, Scenario
+from .conftest import INCREMENTAL_MODELS, PROJECT_FILES, ROOT, Scenario
 from .reference import Raw, lookup_tables, processed_events
 from .test_intake import assert_matches_reference
 from .test_lookup_properties import VARS, random_arrivals
@@ -24,9 +24,10 @@ BEFORE_THE_RENAME = "4c8f8e97aa28015398569ef3b47d67aaf15fd8f0"
 
 def project_at(commit: str, folder: Path) -> Path:
     """The dbt project as it was at `commit` (from the repository's history), in `folder`."""
-    paths = ["models", "macros", "tests", "analyses", "dbt_project.yml", "selectors.yml"]
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", commit, *paths], capture_output=True, check=False
+        ["git", "-C", str(ROOT), "archive", "--format=tar", commit, *PROJECT_FILES],
+        capture_output=True,
+        check=False,
     )
     assert archive.returncode == 0, (
         f"git archive {commit} failed ({archive.stderr.decode().strip()}): this test reads the project as it "

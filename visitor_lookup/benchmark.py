@@ -434,16 +434,18 @@ def report_table(
     """(step, history, wall s, ratio to the peer's full rebuild of that history, SQL statements sent)."""
 
     def rows(name: str, key: str, of: str = "") -> list[tuple[str, int, float, float, int | None]]:
+        """One row per history for `key` of its results, or of its results' `of` part (thrift) where it has
+        one."""
+        measured = {size: r[of] if of else r for size, r in results.items() if not of or of in r}
         return [
             (
                 name,
                 size,
-                (r[of] if of else r)[key],
-                (r[of] if of else r)[key] / r["peer_full_rebuild"],
-                (r[of] if of else r).get("statements", {}).get(key),
+                m[key],
+                m[key] / results[size]["peer_full_rebuild"],
+                m.get("statements", {}).get(key),
             )
-            for size, r in results.items()
-            if not of or of in r
+            for size, m in measured.items()
         ]
 
     later_runs = [
