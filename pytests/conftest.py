@@ -97,6 +97,7 @@ class Scenario:
         self.events_dir.mkdir(parents=True)
         self.target_dir = workdir / "target"
         self.project_dir = ROOT
+        self.profiles_dir = ROOT / "profiles"
         self.log_lines: list[str] = []
         self._files = 0
 
@@ -121,7 +122,7 @@ class Scenario:
             "--project-dir",
             str(self.project_dir),
             "--profiles-dir",
-            str(ROOT / "profiles"),
+            str(self.profiles_dir),
             "--target-path",
             str(self.target_dir),
         ]

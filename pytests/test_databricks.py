@@ -37,7 +37,7 @@ def databricks_dbt(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[st
     )
 
 
-def test_every_model_is_a_delta_table_and_the_strategy_is_ours(tmp_path: Path) -> None:
+def test_the_per_run_tables_are_delta_and_the_materialization_is_ours(tmp_path: Path) -> None:
     parsed = databricks_dbt(tmp_path, "parse", "--no-partial-parse")
     assert parsed.returncode == 0, parsed.stdout + parsed.stderr
     assert "Registered adapter: databricks=" in parsed.stdout
@@ -51,23 +51,30 @@ def test_every_model_is_a_delta_table_and_the_strategy_is_ours(tmp_path: Path) -
         and node["package_name"] == "visitor_lookup"
         and node["config"]["materialized"] != "view"
     }
-    assert {name: config["file_format"] for name, config in tables.items()} == dict.fromkeys(tables, "delta")
-    incremental = {name for name, config in tables.items() if config["materialized"] == "incremental"}
-    assert incremental == {
+    # the per-run tables' format is set when dbt parses; the kept tables' when a run creates them
+    # (visitor_lookup_table_format: Delta on Databricks, the next test)
+    scratch = {
+        name: config.get("file_format")
+        for name, config in tables.items()
+        if config["materialized"] == "table"
+    }
+    assert scratch == dict.fromkeys(scratch, "delta") and scratch
+    merged = {name for name, config in tables.items() if config["materialized"] == "action_merge"}
+    assert merged == {
         *INCREMENTAL_MODELS,
         "incremental_manifest",
         "erased_cookies",
         "erasure_log",
     }
-    assert {tables[name]["incremental_strategy"] for name in incremental} == {"action_merge"}
+    assert {config["materialized"] for config in tables.values()} == {"action_merge", "table"}
+    # dbt-databricks finds the package's materialization for the package's models
+    assert "macro.visitor_lookup.materialization_action_merge_default" in manifest["macros"]
 
 
-def test_the_strategy_and_the_per_format_macros_resolve_for_databricks(tmp_path: Path) -> None:
-    # What dbt-databricks' incremental materialization looks up for incremental_strategy action_merge,
-    # and what the dispatched macros give on adapter type databricks, compiled without a connection.
+def test_the_per_format_macros_resolve_for_databricks(tmp_path: Path) -> None:
+    # What the dispatched macros give on adapter type databricks, compiled without a connection.
     probe = (
         "{% if execute %}{{ tojson({"
-        "'strategy': adapter.get_incremental_strategy_macro(context, 'action_merge').macro.unique_id,"
         "'drop_relation': adapter.dispatch('drop_relation', 'dbt').macro.unique_id,"
         "'drop_relation_handed_to': dbt.databricks__drop_relation.macro.unique_id,"
         "'table_format': visitor_lookup_table_format(),"
@@ -81,7 +88,6 @@ def test_the_strategy_and_the_per_format_macros_resolve_for_databricks(tmp_path:
     )
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
     assert json.loads(json.loads(compiled.stdout)["compiled"]) == {
-        "strategy": "macro.visitor_lookup.get_incremental_action_merge_sql",
         # not spark__drop_relation, whose PURGE Databricks' DROP TABLE lacks
         "drop_relation": "macro.visitor_lookup.databricks__drop_relation",
         "drop_relation_handed_to": "macro.dbt_databricks.databricks__drop_relation",
@@ -94,7 +100,14 @@ def test_the_strategy_and_the_per_format_macros_resolve_for_databricks(tmp_path:
 
 def test_iceberg_on_databricks_is_refused_with_what_to_set(tmp_path: Path) -> None:
     parsed = databricks_dbt(
-        tmp_path, "parse", "--no-partial-parse", "--vars", '{"visitor_lookup__file_format": "iceberg"}'
+        tmp_path,
+        "compile",
+        "--quiet",
+        "--no-populate-cache",
+        "--vars",
+        '{"visitor_lookup__file_format": "iceberg"}',
+        "--inline",
+        "{{ visitor_lookup_table_format() }}",
     )
     assert parsed.returncode != 0
     assert (

@@ -282,6 +282,9 @@ def test_every_macro_is_documented_with_its_arguments(history: Scenario) -> None
     macros = [m for m in manifest["macros"].values() if m["package_name"] == "visitor_lookup"]
     assert len(macros) > 40
     for macro in macros:
+        if macro["name"].startswith("materialization_"):
+            assert macro["description"], macro["name"]  # a materialization takes no arguments
+            continue
         assert macro["description"], macro["name"]
         (signature,) = re.findall(r"{%-?\s*(?:macro|test)\s+\w+\((.*?)\)\s*-?%}", macro["macro_sql"], re.S)
         arguments = [part.split("=")[0].strip() for part in signature.split(",") if part.strip()]

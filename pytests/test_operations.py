@@ -3,6 +3,7 @@ invocation may select, and what it leaves alone when it changes nothing."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import random
@@ -14,8 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
-from .conftest import INCREMENTAL_MODELS, ROOT, Scenario
+from .conftest import INCREMENTAL_MODELS, ROOT, Scenario, table_format
 from .reference import Raw, lookup_tables, processed_events
 from .test_erasure import Requests
 from .test_lookup_properties import VARS, random_arrivals
@@ -169,7 +171,7 @@ def test_a_run_killed_at_any_moment_is_repaired_by_the_next(scenario: Scenario, 
         ("JVM start", None, rng.uniform(1.0, 6.0)),
         ("on-run-start hook", "START hook: visitor_lookup.on-run-start", rng.uniform(0.0, 1.5)),
         ("per-run table", f"START sql table model {schema}.base_events_this_run", rng.uniform(0.0, 1.5)),
-        ("merge", f"START sql incremental model {schema}.user_mapping", rng.uniform(0.0, 2.0)),
+        ("merge", f"START sql action_merge model {schema}.user_mapping", rng.uniform(0.0, 2.0)),
         ("on-run-end", "START hook: visitor_lookup.on-run-end", rng.uniform(0.0, 1.0)),
     ]
     seen: list[Raw] = []
@@ -297,3 +299,30 @@ def test_a_full_refresh_keeps_the_erasure_log(scenario: Scenario) -> None:
     remaining = requests.remaining(first + second)
     assert scenario.lookup_tables() == lookup_tables(processed_events(remaining).values())
     assert set(INCREMENTAL_MODELS) <= set(scenario.manifest())
+
+
+def test_the_table_format_is_the_session_catalog_s_whatever_the_target_s_name(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    # a production target named after the other format: the tables follow the session's catalog
+    format_ = table_format()
+    other = "iceberg" if format_ == "delta" else "delta"
+    profiles = yaml.safe_load((ROOT / "profiles" / "profiles.yml").read_text())
+    outputs = profiles["visitor_lookup"]["outputs"]
+    outputs[f"prod_{other}_backup"] = outputs[os.environ["VISITOR_LOOKUP_TARGET"]]
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "profiles.yml").write_text(yaml.safe_dump(profiles))
+    scenario.profiles_dir = tmp_path / "profiles"
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    scenario.write_events([Raw("e1", "c1", "u1", now - dt.timedelta(hours=2), now - dt.timedelta(hours=1))])
+    vars = {
+        "visitor_lookup__start_date": str(now.date()),
+        "visitor_lookup__events_path": str(scenario.events_dir),
+    }
+    scenario.dbt("run", "--target", f"prod_{other}_backup", vars=vars)
+    for name in ("first_dates", "processed_events", "incremental_manifest"):
+        described = scenario.sql(f"describe table extended {{schema}}.{name}")
+        assert {row.col_name: row.data_type for row in described}["Provider"] == format_, name
+    assert [(row.visitor_cookie_id, row.user_id) for row in scenario.table("visitor_lookup")] == [
+        ("c1", "u1")
+    ]

@@ -159,19 +159,20 @@ def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) 
         f"{row['user_mapping_deleted']} deleted, 1 compaction (",
     )
 
-    # user_mapping's merge fails: first_dates is merged, user_mapping fails, the spans are skipped
+    # the spans' merge fails: first_dates and user_mapping are merged (this batch changes no user), the
+    # spans fail
     scenario.write_events(third)
-    with scenario.table_replaced_by_incompatible_one("user_mapping"):
+    with scenario.table_replaced_by_incompatible_one("visitor_lookup_spans"):
         scenario.dbt("run", vars=VARS, ok=False)
     history.ran(
         first + second,
         first + second + third,
-        ("first_dates",),
+        ("first_dates", "user_mapping"),
         run_number=3,
         state=4,
         state_name="standard",
         status="failed",
-        failed_nodes=["user_mapping"],
+        failed_nodes=["visitor_lookup_spans"],
         compactions=0,
         snapshots_expired=expired,
     )

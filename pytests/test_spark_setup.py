@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -170,24 +169,6 @@ def test_an_archive_made_for_other_jars_is_ignored_quietly(tmp_path: Path) -> No
     done = dbt_debug(tmp_path, VISITOR_LOOKUP_CLASS_ARCHIVE=str(stale))
     assert "Connection test: [OK connection ok]" in done.stdout, done.stdout + done.stderr
     assert "cds" not in done.stdout + done.stderr
-
-
-def test_the_table_format_follows_a_target_picked_by_environment_variable(tmp_path: Path) -> None:
-    # dbt 1.11 reuses a parse unless --target changes; dbt_project.yml reads VISITOR_LOOKUP_TARGET
-    formats = []
-    for target in ("local_delta", "local"):
-        parsed = subprocess.run(
-            [str(Path(sys.executable).parent / "dbt"), "parse", "--target-path", str(tmp_path / "target")],
-            cwd=ROOT,
-            env={**os.environ, "DBT_PROFILES_DIR": str(ROOT / "profiles"), "VISITOR_LOOKUP_TARGET": target},
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert parsed.returncode == 0, parsed.stdout + parsed.stderr
-        manifest = json.loads((tmp_path / "target" / "manifest.json").read_text())
-        formats.append(manifest["nodes"]["model.visitor_lookup.first_dates"]["config"]["file_format"])
-    assert formats == ["delta", "iceberg"]
 
 
 HOLDER = """

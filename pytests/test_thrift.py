@@ -278,7 +278,7 @@ def test_a_killed_run_holds_the_lock_only_until_its_lease_lapses(cluster: Cluste
     pause = random.Random(seed).uniform(0, 2)
     moments = [
         ("in on-run-start", "Visitor lookup: run lock taken", 0.0),
-        ("in a merge", f"START sql incremental model {scenario.schema}.processed_events", pause),
+        ("in a merge", f"START sql action_merge model {scenario.schema}.processed_events", pause),
     ]
     seen: list[Raw] = []
     for (moment, fragment, delay), batch in zip(

@@ -483,7 +483,8 @@ class Target:
     ours: float | None = None
     limit: float | None = None
     floor: float | None = None
-    # "s", or what a ratio divides by: "x peer" (the peer's full rebuild of that history), "x on H", "x local"
+    # "s", or what a ratio divides by: "x peer" (the peer's full rebuild of that history), "x floor" (the
+    # exact-run floor's same step), "x on H", "x local"
     unit: str = ""
 
 
@@ -513,6 +514,26 @@ def assess_targets(small: dict, large: dict, thrift: bool) -> list[Target]:
             ratio(small, "exact_run_floor"),
         ),
         at_most("full build <= 1.25 x peer (scale x H)", ratio(large, "full"), 1.25, "x peer"),
+        # Against the exact-run floor measured in the same run: what the project's machinery costs on
+        # top of the least an exact incremental run must do.
+        at_most(
+            "incremental <= 1.3 x the exact-run floor's (scale x H)",
+            large["incremental"] / large["exact_run_floor"],
+            1.3,
+            "x floor",
+        ),
+        at_most(
+            "no new data <= 1.3 x the exact-run floor's (scale x H)",
+            large["no_new_data"] / large["exact_no_new_data_floor"],
+            1.3,
+            "x floor",
+        ),
+        at_most(
+            "dbt test <= 1.2 x the exact-run floor's (scale x H)",
+            large["test"] / large["exact_test_floor"],
+            1.2,
+            "x floor",
+        ),
         at_most(
             "no new data <= 15 s",
             max(small["no_new_data"], large["no_new_data"]),

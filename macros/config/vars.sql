@@ -71,8 +71,7 @@
     {%- set start_date = visitor_lookup_start_date() -%}
     {%- if execute -%}
         {#- The shape is checked above; Spark tells whether the date exists (2026-02-30 does not). -#}
-        {%- set parsed = run_query("select to_timestamp('" ~ start_date ~ "') as start_date").rows[0]['start_date'] -%}
-        {%- if parsed is none -%}
+        {%- if visitor_lookup_start_facts()['start_date'] is none -%}
             {{ exceptions.raise_compiler_error(
                 "Visitor lookup: var visitor_lookup__start_date ('" ~ start_date ~ "') is not a valid date or timestamp."
             ) }}
@@ -108,25 +107,18 @@
         The lookup tables are merged on vcid_first_two: rows keyed with
         another prefix length would never match and be written twice. Unless
         the run rebuilds everything (--full-refresh), the stored keys must
-        follow the var; one row of first_dates tells (all were keyed alike).
+        follow the var; one row of first_dates tells (all were keyed alike),
+        read with the run's other start facts.
     -#}
-    {%- if not execute or flags.FULL_REFRESH -%}
+    {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set first_dates = visitor_lookup_existing(visitor_lookup_model_relation('first_dates')) -%}
-    {%- if first_dates is none -%}
-        {{ return('') }}
-    {%- endif -%}
-    {%- set length = visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
-    {%- set rows = run_query(
-        "select length(vcid_first_two) as stored_length from (select visitor_cookie_id, vcid_first_two from "
-        ~ first_dates ~ " limit 1) as one_row where vcid_first_two != "
-        ~ visitor_lookup_partition_key('visitor_cookie_id')
-    ).rows -%}
-    {%- if rows | length > 0 -%}
+    {%- set stored_length = visitor_lookup_start_facts()['stored_prefix_length'] -%}
+    {%- if stored_length is not none -%}
         {{ exceptions.raise_compiler_error(
-            "Visitor lookup: var visitor_lookup__partition_prefix_length is " ~ length ~ ", but the lookup "
-            ~ "tables were built with " ~ rows[0]['stored_length'] ~ ". Set it back, or rebuild them with "
+            "Visitor lookup: var visitor_lookup__partition_prefix_length is "
+            ~ visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) ~ ", but the lookup "
+            ~ "tables were built with " ~ stored_length ~ ". Set it back, or rebuild them with "
             ~ "the new length: dbt run --full-refresh --vars '{\"visitor_lookup__allow_refresh\": true}'."
         ) }}
     {%- endif -%}

@@ -45,19 +45,10 @@
     {%- if visitor_lookup_create_erasure_requests() -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set query -%}
-        select coalesce(request_id, 'NULL') as request_id
-        from {{ requests }}
-        where
-            {{ visitor_lookup_normalise_id('user_id') }} is null
-            and {{ visitor_lookup_normalise_id('visitor_cookie_id') }} is null
-            or request_id is null
-        limit 5
-    {%- endset -%}
-    {%- set bad = run_query(query).columns[0].values() -%}
+    {%- set bad = visitor_lookup_start_facts()['bad_requests'] -%}
     {%- if bad -%}
         {{ exceptions.raise_compiler_error(
-            "Visitor lookup: erasure request(s) " ~ bad | join(', ') ~ " in " ~ requests
+            "Visitor lookup: erasure request(s) " ~ bad ~ " in " ~ requests
             ~ " must have a request_id and name a user_id or a visitor_cookie_id. Fix or delete them; "
             ~ "this run changed nothing."
         ) }}
@@ -101,25 +92,15 @@
 {% macro visitor_lookup_erasure_request_counts() %}
     {#-
         How many requests erasure_requests holds, and how many of them are
-        pending (not in erasure_log yet), read once by the model that needs
-        them; zero while parsing or before the table exists.
+        pending (not in erasure_log yet), as the run read them before its
+        models (visitor_lookup_start_facts); zero while parsing or before the
+        table exists.
     -#}
-    {%- set requests = visitor_lookup_erasure_requests_relation() -%}
-    {%- if not execute or visitor_lookup_existing(requests) is none -%}
+    {%- if not execute -%}
         {{ return({'requests': 0, 'pending': 0}) }}
     {%- endif -%}
-    {%- set log_relation = visitor_lookup_existing(visitor_lookup_model_relation('erasure_log')) -%}
-    {%- set query -%}
-        select
-            count(*) as requests,
-            {%- if log_relation is none %}
-            count(*) as pending
-            {%- else %}
-            count_if(request_id not in (select done.request_id from {{ log_relation }} as done)) as pending
-            {%- endif %}
-        from {{ requests }}
-    {%- endset -%}
-    {{ return(run_query(query).rows[0]) }}
+    {%- set facts = visitor_lookup_start_facts() -%}
+    {{ return({'requests': facts['requests'], 'pending': facts['pending_requests']}) }}
 {% endmacro %}
 
 
@@ -128,11 +109,11 @@
         How many rows of base_erased_events_this_run have one of these kinds,
         or when none has, with_erased_cookies, how many rows erased_cookies
         holds: zero means a model that erases nothing this run merges nothing.
-        One while parsing or on a first build. erased_cookies is counted by
-        its own model alone, not in the facts other models share: on
-        --full-refresh it is dropped and created while they run.
+        One while parsing or on a first build. erased_cookies is counted
+        before any model runs (visitor_lookup_start_facts): on
+        --full-refresh it is dropped and created while the models run.
     -#}
-    {%- if not execute or not is_incremental() -%}
+    {%- if not execute or not visitor_lookup_is_incremental() -%}
         {{ return(1) }}
     {%- endif -%}
     {%- set facts = visitor_lookup_erasure_facts(erasures_relation) -%}
@@ -141,8 +122,7 @@
         {%- set found.rows = found.rows + facts[kind] -%}
     {%- endfor -%}
     {%- if found.rows == 0 and with_erased_cookies -%}
-        {%- set kept = visitor_lookup_model_relation('erased_cookies') -%}
-        {%- set found.rows = run_query('select count(*) as kept from ' ~ kept).rows[0]['kept'] -%}
+        {%- set found.rows = visitor_lookup_start_facts()['erased_cookies_kept'] -%}
     {%- endif -%}
     {{ return(found.rows) }}
 {% endmacro %}
@@ -184,13 +164,20 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_no_erasure_pending(none_pending) %}
+{% macro visitor_lookup_no_erasure_pending(none_pending, requests) %}
     {#-
         What base_erased_events_this_run knows before its query runs, kept
         for its post-hook: when no request is pending, it has nothing to
-        count. Renders nothing.
+        count; and then the erasure facts the later models ask for
+        (visitor_lookup_erasure_facts) are known too: nothing of any kind,
+        and the requests erasure_requests holds. Renders nothing.
     -#}
     {%- do visitor_lookup_carry('no erasure pending', none_pending) -%}
+    {%- if none_pending -%}
+        {%- do visitor_lookup_keep_fact('erasure facts ' ~ this, {
+            'request': 0, 'event': 0, 'replaced': 0, 'quarantined': 0, 'requests': requests,
+        }) -%}
+    {%- endif -%}
     {{ return('') }}
 {% endmacro %}
 

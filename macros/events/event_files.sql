@@ -33,19 +33,19 @@
     {{ return('visitor_lookup_event_files') }}
 {% endmacro %}
 
-{% macro visitor_lookup_check_event_files(events, limits_relation) %}
+{% macro visitor_lookup_check_event_files(events, since) %}
     {#-
-        Checks the files of the events folder written since the previous
-        run computed its limits (all of them on a first run), less the
-        clock-skew allowance for the file system's clock. Raises one line
-        per bad file; a table source (its schema enforced by its format)
-        is not checked, nor is anything when dbt only compiles.
+        Checks the files of the events folder modified after `since`: when
+        the previous run computed its limits (all of them on a first run),
+        less the clock-skew allowance for the file system's clock
+        (visitor_lookup_resolve_run_limits). Raises one line per bad file; a
+        table source (its schema enforced by its format) is not checked,
+        nor is anything when dbt only compiles.
     -#}
     {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] or events.schema != 'parquet' -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set folder = events.identifier -%}
-    {%- set since = visitor_lookup_event_files_since(limits_relation) -%}
     {%- do visitor_lookup_new_files_view(
         'visitor_lookup_new_event_files', visitor_lookup_event_columns(), folder, since
     ) -%}
@@ -127,25 +127,6 @@
             'modifiedAfter' {{ visitor_lookup_string_literal(since | replace(' ', 'T')) }}
         )
     {%- endcall -%}
-{% endmacro %}
-
-
-{% macro visitor_lookup_event_files_since(limits_relation) %}
-    {#-
-        When the previous run computed its limits (the table this run is
-        about to replace), less the clock-skew allowance; the epoch when
-        there is none.
-    -#}
-    {%- if visitor_lookup_existing(limits_relation) is none -%}
-        {{ return('1970-01-01 00:00:00') }}
-    {%- endif -%}
-    {%- set skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
-    {%- set query -%}
-        select date_format(computed_at - interval {{ skew_minutes }} minutes, 'yyyy-MM-dd HH:mm:ss') as since
-        from {{ limits_relation }}
-    {%- endset -%}
-    {%- set rows = run_query(query).rows -%}
-    {{ return(rows[0]['since'] if rows else '1970-01-01 00:00:00') }}
 {% endmacro %}
 
 

@@ -16,6 +16,131 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_on_run_start() %}
+    {#-
+        The project's one on-run-start hook, in this order: every var
+        checked; the guards (an unallowed --full-refresh, models of the
+        incremental set without the run's intake, a vanished table) and the
+        folders a killed run left cleared; erasure_requests created on the
+        first run, a request naming no id refused; the run lock taken. Any
+        of them stops the run before a model runs.
+    -#}
+    {%- do visitor_lookup_validate_vars() -%}
+    {%- do visitor_lookup_guard_invocation() -%}
+    {%- do visitor_lookup_prepare_erasure_requests() -%}
+    {%- do visitor_lookup_take_run_lock() -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_finish_run(results) %}
+    {#-
+        The second on-run-end hook, after the manifest's: the run lock
+        released first, so that a failure in what follows leaves no lock
+        behind; then old versions expired and the run's row recorded
+        (visitor_lookup_record_run).
+    -#}
+    {%- do visitor_lookup_release_run_lock() -%}
+    {%- do visitor_lookup_record_run(results) -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_start_facts() %}
+    {#-
+        What a run checks before its models, read once per invocation in one
+        statement: visitor_lookup__start_date as Spark reads it (none when it
+        is no date); on dbt-spark two settings of the session, the profile's
+        spark.visitor_lookup.single_process_metastore and the session
+        catalog's class (spark.sql.catalog.spark_catalog; Spark puts a
+        setting's value in place of ${name}, an unset one stays as written);
+        the prefix length of a stored key that does not follow
+        visitor_lookup__partition_prefix_length; and, but for dbt test,
+        erasure_requests' bad requests (no request_id, or neither id), its
+        requests and how many are pending (not in erasure_log yet), and the
+        rows erased_cookies keeps (only its own model writes it, later). A
+        table that does not exist yet gives none, '' or 0.
+    -#}
+    {%- set cache = visitor_lookup_invocation_cache() -%}
+    {%- if 'start facts' in cache -%}
+        {{ return(cache['start facts']) }}
+    {%- endif -%}
+    {%- set first_dates = visitor_lookup_existing(visitor_lookup_model_relation('first_dates')) -%}
+    {%- set check_prefix = first_dates is not none and not flags.FULL_REFRESH -%}
+    {%- set requests = visitor_lookup_existing(visitor_lookup_erasure_requests_relation()) -%}
+    {%- set read_requests = requests is not none and flags.WHICH != 'test' -%}
+    {%- set erasure_log = visitor_lookup_existing(visitor_lookup_model_relation('erasure_log')) -%}
+    {%- set erased_cookies = visitor_lookup_existing(visitor_lookup_model_relation('erased_cookies')) -%}
+    {%- set count_erased_cookies = erased_cookies is not none and flags.WHICH != 'test' -%}
+    {%- set query -%}
+        select
+            {%- if target.type == 'spark' %}
+            '${spark.visitor_lookup.single_process_metastore}' as single_process_metastore,
+            '${spark.sql.catalog.spark_catalog}' as session_catalog,
+            {%- endif %}
+            {%- if check_prefix %}
+            (
+                select length(vcid_first_two)
+                from (select visitor_cookie_id, vcid_first_two from {{ first_dates }} limit 1) as one_row
+                where vcid_first_two != {{ visitor_lookup_partition_key('visitor_cookie_id') }}
+            ) as stored_prefix_length,
+            {%- endif %}
+            {%- if read_requests %}
+            (
+                select concat_ws(', ', collect_list(coalesce(request_id, 'NULL')))
+                from (
+                    select request_id
+                    from {{ requests }}
+                    where
+                        {{ visitor_lookup_normalise_id('user_id') }} is null
+                        and {{ visitor_lookup_normalise_id('visitor_cookie_id') }} is null
+                        or request_id is null
+                    limit 5
+                ) as bad
+            ) as bad_requests,
+            (select count(*) from {{ requests }}) as requests,
+            (
+                select
+                    {%- if erasure_log is none %}
+                    count(*)
+                    {%- else %}
+                    count_if(request_id not in (select done.request_id from {{ erasure_log }} as done))
+                    {%- endif %}
+                from {{ requests }}
+            ) as pending_requests,
+            {%- endif %}
+            {%- if count_erased_cookies %}
+            (select count(*) from {{ erased_cookies }}) as erased_cookies_kept,
+            {%- endif %}
+            to_timestamp('{{ visitor_lookup_start_date() }}') as start_date
+    {%- endset -%}
+    {%- set row = run_query(query).rows[0] -%}
+    {%- set facts = {
+        'start_date': row['start_date'],
+        'single_process_metastore': target.type == 'spark' and row['single_process_metastore'] == 'true',
+        'session_catalog': row['session_catalog'] if target.type == 'spark' else '',
+        'stored_prefix_length': row['stored_prefix_length'] if check_prefix else none,
+        'bad_requests': (row['bad_requests'] or '') if read_requests else '',
+        'requests': row['requests'] if read_requests else 0,
+        'pending_requests': row['pending_requests'] if read_requests else 0,
+        'erased_cookies_kept': row['erased_cookies_kept'] if count_erased_cookies else 0,
+    } -%}
+    {%- do cache.update({'start facts': facts}) -%}
+    {{ return(facts) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_keep_fact(key, row) %}
+    {#-
+        What a model has just computed and is writing, kept under
+        visitor_lookup_fetch_once's key, so that the models after it do not
+        read it back. Renders nothing.
+    -#}
+    {%- do visitor_lookup_invocation_cache().update({key: row}) -%}
+    {{ return('') }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_fetch_once(key, query) %}
     {#-
         The first row of a query about this run, run once per invocation

@@ -44,11 +44,17 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_resolve_run_limits(manifest_relation) %}
+{% macro visitor_lookup_resolve_run_limits(manifest_relation, previous_limits=none) %}
     {#-
         Reads the manifest, computes this run's limits with get_run_limits,
-        logs the state and range, and returns them as a dict of literals.
+        logs the state and range, and returns them as a dict of literals;
+        in the same statement, files_since: when the previous run computed
+        its limits (previous_limits, the table this run is about to
+        replace), less the clock-skew allowance, from which on the events
+        files are checked (the epoch when there is none).
     -#}
+    {%- set previous = visitor_lookup_existing(previous_limits) if previous_limits is not none else none -%}
+    {%- set skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
     {%- set models = visitor_lookup_incremental_models() -%}
     {%- set status = visitor_lookup_manifest_status(manifest_relation, models) -%}
     {%- set limits_sql = get_run_limits(
@@ -63,7 +69,18 @@
             state,
             state_name,
             {{ visitor_lookup_timestamp_text('lower_limit') }} as lower_limit,
-            {{ visitor_lookup_timestamp_text('upper_limit') }} as upper_limit
+            {{ visitor_lookup_timestamp_text('upper_limit') }} as upper_limit,
+            {%- if previous is none %}
+            '1970-01-01 00:00:00' as files_since
+            {%- else %}
+            coalesce(
+                (
+                    select date_format(computed_at - interval {{ skew_minutes }} minutes, 'yyyy-MM-dd HH:mm:ss')
+                    from {{ previous }}
+                ),
+                '1970-01-01 00:00:00'
+            ) as files_since
+            {%- endif %}
         from ({{ limits_sql }}) as limits
     {%- endset -%}
     {%- set row = run_query(query).rows[0] -%}
@@ -78,6 +95,7 @@
         'models_missing': status.missing,
         'run_number': status.max_last_run_number + 1,
         'confirmed_run_number': status.confirmed_run_number,
+        'files_since': row['files_since'],
     } -%}
     {%- do visitor_lookup_log_run_limits(limits) -%}
     {{ return(limits) }}

@@ -28,12 +28,7 @@
     {%- endif -%}
     {%- set cache = visitor_lookup_invocation_cache() -%}
     {%- if 'run_lock_needed' not in cache -%}
-        {%- set needed = true -%}
-        {%- if target.type == 'spark' -%}
-            {%- set setting = run_query('set spark.visitor_lookup.single_process_metastore').rows[0][1] -%}
-            {%- set needed = setting != 'true' -%}
-        {%- endif -%}
-        {%- do cache.update({'run_lock_needed': needed}) -%}
+        {%- do cache.update({'run_lock_needed': not visitor_lookup_start_facts()['single_process_metastore']}) -%}
     {%- endif -%}
     {{ return(cache['run_lock_needed']) }}
 {% endmacro %}

@@ -87,7 +87,8 @@
     {%- set cookies_built = 'base_cookie_changes_this_run' in models
         and models['base_cookie_changes_this_run'].status == 'success' -%}
     {%- set runs = visitor_lookup_runs_relation() -%}
-    {%- if visitor_lookup_existing(runs) is none -%}
+    {%- set existing_runs = visitor_lookup_existing(runs) -%}
+    {%- if existing_runs is none -%}
     {%- call statement('visitor_lookup_create_runs') -%}
         create table if not exists {{ runs }} (
             invocation_id string,
@@ -117,8 +118,13 @@
         )
         {{ visitor_lookup_kept_table_options() }}
     {%- endcall -%}
-    {%- elif 'events_erased' not in adapter.get_columns_in_relation(runs) | map(attribute='name') | list -%}
-    {#- A table created before erasure existed: its columns come last, as in a new one. -#}
+    {%- elif ' events_erased:' not in (existing_runs.information or '')
+        and 'events_erased' not in adapter.get_columns_in_relation(runs) | map(attribute='name') | list -%}
+    {#-
+        A table created before erasure existed: its columns come last, as in
+        a new one. dbt's listing of the schema (its information) names the
+        columns on Spark; DESCRIBE only where it does not.
+    -#}
     {%- call statement('visitor_lookup_add_runs_erasure_columns') -%}
         alter table {{ runs }} add columns ({{ visitor_lookup_runs_erasure_columns() }})
     {%- endcall -%}

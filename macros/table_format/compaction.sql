@@ -20,8 +20,7 @@
         only marks the erased rows deleted, and the data files that still
         hold them stay current until rewritten (spec §7).
     -#}
-    {%- set erasing = visitor_lookup_erasing_sql() -%}
-    {%- if limit == 0 and not run_query('select ' ~ erasing ~ ' as erasing').rows[0]['erasing'] -%}
+    {%- if limit == 0 and not visitor_lookup_erasing() -%}
         {{ return('') }}
     {%- endif -%}
     {#- Dispatched per table format (and adapter: `<adapter>__compact_when_fragmented_<format>`). -#}
@@ -32,10 +31,9 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_erasing_sql() %}
-    {#- A scalar subquery, true when this run's cookie changes include cookies an erasure took events from. -#}
-    {%- set changes = visitor_lookup_model_relation('base_cookie_changes_this_run') -%}
-    {{ return('(select coalesce(bool_or(erased), false) from ' ~ changes ~ ')') }}
+{% macro visitor_lookup_erasing() %}
+    {#- True when this run's cookie changes include cookies an erasure took events from. -#}
+    {{ return(visitor_lookup_change_bounds(visitor_lookup_model_relation('base_cookie_changes_this_run')).erasing) }}
 {% endmacro %}
 
 
@@ -53,10 +51,10 @@
     {#- An unpartitioned table is one partition: its .partitions metadata table has one row. -#}
     {%- set layout = run_query(
         "select (select count(*) from " ~ relation ~ ".files) as files, "
-        ~ "(select count(*) from " ~ relation ~ ".partitions) as partitions, "
-        ~ visitor_lookup_erasing_sql() ~ " as erasing"
+        ~ "(select count(*) from " ~ relation ~ ".partitions) as partitions"
     ).rows[0] -%}
-    {%- if layout['files'] <= limit * layout['partitions'] and not layout['erasing'] -%}
+    {%- set erasing = visitor_lookup_erasing() -%}
+    {%- if layout['files'] <= limit * layout['partitions'] and not erasing -%}
         {{ return('') }}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.now() -%}
@@ -70,7 +68,7 @@
     {%- endcall -%}
     {%- set after = run_query("select count(*) as files from " ~ relation ~ ".files").rows[0] -%}
     {%- do visitor_lookup_log_compaction(
-        relation, layout['files'], layout['partitions'], visitor_lookup_compaction_reason(layout['erasing'], limit),
+        relation, layout['files'], layout['partitions'], visitor_lookup_compaction_reason(erasing, limit),
         after['files'], started
     ) -%}
     {{ return('') }}
@@ -94,7 +92,7 @@
             ~ " from " ~ relation ~ ")"
         ).rows[0]['partitions'] -%}
     {%- endif -%}
-    {%- set erasing = run_query('select ' ~ visitor_lookup_erasing_sql() ~ ' as erasing').rows[0]['erasing'] -%}
+    {%- set erasing = visitor_lookup_erasing() -%}
     {%- if detail['numFiles'] <= limit * [partitions, 1] | max and not erasing -%}
         {{ return('') }}
     {%- endif -%}

@@ -37,7 +37,7 @@
     {%- set relations = [] -%}
     {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.package_name == 'visitor_lookup'
-        and node.config.materialized == 'incremental' -%}
+        and node.config.materialized == 'action_merge' -%}
         {%- do relations.append(visitor_lookup_model_relation(node.name)) -%}
     {%- endfor -%}
     {%- do relations.append(visitor_lookup_run_lock_relation()) -%}

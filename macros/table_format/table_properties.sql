@@ -1,13 +1,18 @@
 {#-
     What differs between the table formats the models are written in, and
     where the models go: each model's config() calls visitor_lookup_schema
-    and visitor_lookup_table_format (or visitor_lookup_scratch_file_format).
+    (and the per-run tables' visitor_lookup_scratch_file_format); the kept
+    tables take their format when a run creates them
+    (visitor_lookup_table_format, read from the session).
 -#}
 
 {% macro visitor_lookup_table_format() %}
     {#-
         iceberg or delta: the var visitor_lookup__file_format, or when it is
-        empty Delta on Databricks and on a target whose name contains "delta".
+        empty Delta on Databricks, and on Spark the format whose catalog the
+        session has as its spark_catalog (Iceberg's SparkSessionCatalog or
+        Delta's DeltaCatalog), read when the run starts: never a target's
+        name. None while dbt parses, when nothing needs it.
     -#}
     {%- set chosen = var('visitor_lookup__file_format') -%}
     {%- if chosen and chosen not in ['iceberg', 'delta'] -%}
@@ -22,7 +27,23 @@
             ~ "are Delta tables (dbt-databricks refuses file_format iceberg): set it to 'delta' or leave it empty."
         ) }}
     {%- endif -%}
-    {{ return(chosen or ('delta' if 'delta' in target.name or target.type == 'databricks' else 'iceberg')) }}
+    {%- if chosen -%}
+        {{ return(chosen) }}
+    {%- elif target.type == 'databricks' -%}
+        {{ return('delta') }}
+    {%- elif not execute -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set catalog = visitor_lookup_start_facts()['session_catalog'] -%}
+    {%- for format in ['iceberg', 'delta'] if format in catalog | lower -%}
+        {{ return(format) }}
+    {%- endfor -%}
+    {{ exceptions.raise_compiler_error(
+        "Visitor lookup: the session catalog (spark.sql.catalog.spark_catalog = '" ~ catalog ~ "') is "
+        ~ "neither Iceberg's SparkSessionCatalog nor Delta's DeltaCatalog, so the table format is unknown. "
+        ~ "Set it in the profile's server_side_parameters (or the Thrift Server's configuration), or set "
+        ~ "var visitor_lookup__file_format to 'iceberg' or 'delta'."
+    ) }}
 {% endmacro %}
 
 

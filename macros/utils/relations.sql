@@ -23,10 +23,14 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_kept_table_options() %}
-    {#- The `using` and `tblproperties` clauses of a table the hooks create and keep. -#}
+{% macro visitor_lookup_kept_table_options(kind='kept') %}
+    {#-
+        The `using` and `tblproperties` clauses of a table the project keeps
+        (created by the hooks or by the materialization action_merge), in the
+        table format of this run's session.
+    -#}
     using {{ visitor_lookup_table_format() }}
-    {%- set properties = visitor_lookup_table_properties() %}
+    {%- set properties = visitor_lookup_table_properties(kind) %}
     {%- if properties %}
     tblproperties (
         {%- for name, value in properties.items() %}
@@ -54,7 +58,7 @@
         the first build (and --full-refresh) an empty relation with the given
         columns ({name: type}, in order), so one query serves both.
     -#}
-    {%- if is_incremental() -%}
+    {%- if visitor_lookup_is_incremental() -%}
         {{ return(this) }}
     {%- endif -%}
     {{ return(visitor_lookup_empty_relation(columns)) }}
@@ -134,10 +138,10 @@
         database=relation.database, schema=relation.schema, identifier=relation.identifier
     ) -%}
     {%- if execute and existing is not none and existing.is_view -%}
-        {%- set stored = run_query(
-            "show tblproperties " ~ relation ~ " ('visitor_lookup.definition')"
-        ).rows -%}
-        {%- if stored and stored[0][-1] == digest -%}
+        {#- dbt's listing of the schema has the view's properties; SHOW TBLPROPERTIES where it has not. -#}
+        {%- set stored = [digest] if ('visitor_lookup.definition=' ~ digest) in (existing.information or '')
+            else run_query("show tblproperties " ~ relation ~ " ('visitor_lookup.definition')").rows | map('last') | list -%}
+        {%- if stored and stored[0] == digest -%}
             {#- dbt runs the returned statement as the model's own: one that reads and writes nothing. -#}
             {{ return("select 'view unchanged' as visitor_lookup_view") }}
         {%- endif -%}
@@ -205,7 +209,9 @@
     {%- set created = [] -%}
     {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.package_name == 'visitor_lookup'
-        and node.config.materialized in ['table', 'incremental'] and node.config.file_format != 'iceberg'
+        and node.config.materialized in ['table', 'action_merge']
+        and (visitor_lookup_table_format() if node.config.materialized == 'action_merge'
+            else node.config.file_format) != 'iceberg'
         and visitor_lookup_selected(node.name) -%}
         {%- do created.append(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) -%}
     {%- endfor -%}

@@ -24,7 +24,7 @@
 {%- set quarantine_relation = visitor_lookup_existing(visitor_lookup_model_relation('quarantined_events')) -%}
 {%- set any_pending = counts.pending > 0 %}
 
-{{ visitor_lookup_no_erasure_pending(not any_pending) }}
+{{ visitor_lookup_no_erasure_pending(not any_pending, counts.requests) }}
 
 with requests as (
     select

@@ -8,11 +8,8 @@
 -#}
 {{
     config(
-        materialized='incremental',
+        materialized='action_merge',
         schema=visitor_lookup_schema(),
-        file_format=visitor_lookup_table_format(),
-        tblproperties=visitor_lookup_table_properties(),
-        incremental_strategy='action_merge',
         unique_key=['visitor_cookie_id', 'run_number'],
     )
 }}
@@ -81,7 +78,7 @@ touches as (
 )
 
 select
-    {% if is_incremental() -%}
+    {% if visitor_lookup_is_incremental() -%}
     merge_action,
     {% endif -%}
     visitor_cookie_id,

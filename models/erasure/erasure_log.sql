@@ -9,11 +9,8 @@
 -#}
 {{
     config(
-        materialized='incremental',
+        materialized='action_merge',
         schema=visitor_lookup_schema(),
-        file_format=visitor_lookup_table_format(),
-        tblproperties=visitor_lookup_table_properties(),
-        incremental_strategy='action_merge',
         unique_key='request_id',
         full_refresh=false,
     )
@@ -49,7 +46,7 @@ requests_done as (
 )
 
 select
-    {% if is_incremental() -%}
+    {% if visitor_lookup_is_incremental() -%}
     'insert' as merge_action,
     {% endif -%}
     request_id,

@@ -11,7 +11,14 @@
     The cookies erased events stood on come from erased_cookies, kept until
     every model has recomputed them the same way.
 -#}
-{{ config(materialized='table', schema=visitor_lookup_schema(), file_format=visitor_lookup_scratch_file_format()) }}
+{{
+    config(
+        materialized='table',
+        schema=visitor_lookup_schema(),
+        file_format=visitor_lookup_scratch_file_format(),
+        post_hook="{% do visitor_lookup_change_bounds(this, built=true) %}",
+    )
+}}
 
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) %}
 

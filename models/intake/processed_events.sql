@@ -11,11 +11,8 @@
 -#}
 {{
     config(
-        materialized='incremental',
+        materialized='action_merge',
         schema=visitor_lookup_schema(),
-        file_format=visitor_lookup_table_format(),
-        tblproperties=visitor_lookup_table_properties(),
-        incremental_strategy='action_merge',
         post_hook="{{ action_merge_report(this) }}",
         unique_key='event_id',
         tags=['visitor_lookup_incremental'],
@@ -198,7 +195,7 @@ changes as (
 )
 
 select
-    {% if is_incremental() -%}
+    {% if visitor_lookup_is_incremental() -%}
     merge_action,
     {% endif -%}
     event_id,
@@ -212,4 +209,4 @@ select
     {{ limits.run_number }} as run_number
 from changes
 -- a full build has no stored row to delete
-where {{ 'true' if is_incremental() else "merge_action != 'delete'" }}
+where {{ 'true' if visitor_lookup_is_incremental() else "merge_action != 'delete'" }}

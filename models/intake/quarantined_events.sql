@@ -10,11 +10,8 @@
 -#}
 {{
     config(
-        materialized='incremental',
+        materialized='action_merge',
         schema=visitor_lookup_schema(),
-        file_format=visitor_lookup_table_format(),
-        tblproperties=visitor_lookup_table_properties(),
-        incremental_strategy='action_merge',
         post_hook="{{ action_merge_report(this) }}",
         unique_key='quarantine_key',
         tags=['visitor_lookup_incremental'],
@@ -87,7 +84,7 @@ new_events as (
     where distinct_events.copy_rank = 1
 ),
 
-{%- if is_incremental() %}
+{%- if visitor_lookup_is_incremental() %}
 
 deleted_keys as (
     -- named by an erasure request
@@ -116,7 +113,7 @@ changes as (
         invalid_reason,
         'insert' as merge_action
     from new_events
-    {%- if is_incremental() %}
+    {%- if visitor_lookup_is_incremental() %}
     union all
     select
         quarantine_key,
@@ -132,7 +129,7 @@ changes as (
 )
 
 select
-    {% if is_incremental() -%}
+    {% if visitor_lookup_is_incremental() -%}
     merge_action,
     {% endif -%}
     quarantine_key,

@@ -8,10 +8,9 @@
 {{
     config(
         schema=visitor_lookup_schema(),
-        file_format=visitor_lookup_table_format(),
         unique_key=['vcid_first_two', 'visitor_cookie_id'],
         partition_by=visitor_lookup_lookup_partition_by(),
-        tblproperties=visitor_lookup_table_properties('lookup'),
+        meta={'visitor_lookup_table_properties': 'lookup'},
         post_hook=[
             "{{ visitor_lookup_compact_when_fragmented(this) }}",
             "{{ action_merge_report(this) }}",
@@ -23,7 +22,7 @@
 {%- set changes_relation = ref('base_cookie_changes_this_run') -%}
 {%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
 
-{{ action_merge_nothing_to_merge(is_incremental() and bounds.no_cookie_touched) }}
+{{ action_merge_nothing_to_merge(visitor_lookup_is_incremental() and bounds.no_cookie_touched) }}
 
 with changes as (
     select
@@ -106,7 +105,7 @@ first_date_changes as (
 )
 
 select
-    {% if is_incremental() -%}
+    {% if visitor_lookup_is_incremental() -%}
     merge_action,
     {% endif -%}
     visitor_cookie_id,

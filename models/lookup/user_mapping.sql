@@ -13,10 +13,9 @@
 {{
     config(
         schema=visitor_lookup_schema(),
-        file_format=visitor_lookup_table_format(),
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         partition_by=visitor_lookup_lookup_partition_by(),
-        tblproperties=visitor_lookup_table_properties('lookup'),
+        meta={'visitor_lookup_table_properties': 'lookup'},
         post_hook=[
             "{{ visitor_lookup_compact_when_fragmented(this) }}",
             "{{ action_merge_report(this) }}",
@@ -28,7 +27,7 @@
 {%- set changes_relation = ref('base_cookie_changes_this_run') -%}
 {%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
 
-{{ action_merge_nothing_to_merge(is_incremental() and bounds.no_user_changed) }}
+{{ action_merge_nothing_to_merge(visitor_lookup_is_incremental() and bounds.no_user_changed) }}
 
 with changes as (
     select
@@ -121,7 +120,7 @@ events_since_change as (
         stored_events_with_user.user_id,
         stored_events_with_user.landed
     from stored_events_with_user
-    {% if is_incremental() -%}
+    {% if visitor_lookup_is_incremental() -%}
     inner join changes
         on stored_events_with_user.visitor_cookie_id = changes.visitor_cookie_id
     where stored_events_with_user.landed >= changes.user_changed_from
@@ -215,7 +214,7 @@ keyed_changes as (
 )
 
 select
-    {% if is_incremental() -%}
+    {% if visitor_lookup_is_incremental() -%}
     merge_action,
     {% endif -%}
     visitor_cookie_id,

@@ -11,10 +11,9 @@
 {{
     config(
         schema=visitor_lookup_schema(),
-        file_format=visitor_lookup_table_format(),
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         partition_by=visitor_lookup_lookup_partition_by(),
-        tblproperties=visitor_lookup_table_properties('lookup'),
+        meta={'visitor_lookup_table_properties': 'lookup'},
         post_hook=[
             "{{ visitor_lookup_compact_when_fragmented(this) }}",
             "{{ action_merge_report(this) }}",
@@ -26,7 +25,7 @@
 {%- set changes_relation = ref('base_cookie_changes_this_run') -%}
 {%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
 
-{{ action_merge_nothing_to_merge(is_incremental() and bounds.no_cookie_touched) }}
+{{ action_merge_nothing_to_merge(visitor_lookup_is_incremental() and bounds.no_cookie_touched) }}
 
 with changes as (
     select visitor_cookie_id
@@ -40,7 +39,7 @@ cookie_first_dates as (
         first_dates.visitor_cookie_id,
         first_dates.first_date
     from {{ ref('first_dates') }} as first_dates
-    {% if is_incremental() -%}
+    {% if visitor_lookup_is_incremental() -%}
     inner join changes
         on first_dates.visitor_cookie_id = changes.visitor_cookie_id
     {%- endif %}
@@ -57,7 +56,7 @@ cookie_user_rows as (
             partition by user_mapping.visitor_cookie_id order by user_mapping.valid_start_date
         ) as row_position
     from {{ ref('user_mapping') }} as user_mapping
-    {% if is_incremental() -%}
+    {% if visitor_lookup_is_incremental() -%}
     inner join changes
         on user_mapping.visitor_cookie_id = changes.visitor_cookie_id
     {%- endif %}
@@ -118,7 +117,7 @@ keyed_changes as (
 )
 
 select
-    {% if is_incremental() -%}
+    {% if visitor_lookup_is_incremental() -%}
     merge_action,
     {% endif -%}
     visitor_cookie_id,

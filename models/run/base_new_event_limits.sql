@@ -1,8 +1,8 @@
 {#-
     This run's state and loaded_at range (spec §5), computed by
     get_run_limits from the manifest and logged, and its run number; the
-    events files written since the previous run are checked first
-    (visitor_lookup_check_event_files). Run it alone
+    events files written since the previous run are checked before it is
+    written (visitor_lookup_check_event_files). Run it alone
     (dbt run --select base_new_event_limits) to see the state: nothing else
     changes.
 -#}
@@ -10,8 +10,13 @@
 
 {%- set manifest = ref('incremental_manifest') -%}
 {%- if execute -%}
-{%- do visitor_lookup_check_event_files(source('visitor_lookup', 'pageviews'), this) -%}
-{%- set limits = visitor_lookup_resolve_run_limits(manifest) -%}
+{%- set limits = visitor_lookup_resolve_run_limits(manifest, this) -%}
+{#- What the models after this one read of it (visitor_lookup_run_limits), kept instead of read back. -#}
+{%- do visitor_lookup_keep_fact('run limits ' ~ this, {
+    'lower_limit': limits.lower_limit, 'upper_limit': limits.upper_limit,
+    'run_number': limits.run_number, 'confirmed_run_number': limits.confirmed_run_number,
+}) -%}
+{%- do visitor_lookup_check_event_files(source('visitor_lookup', 'pageviews'), limits.files_since) -%}
 {%- else -%}
     {%- set limits = {
         'state': 0, 'state_name': '', 'lower_limit': none, 'upper_limit': none,

@@ -9,16 +9,13 @@
 -#}
 {{
     config(
-        materialized='incremental',
+        materialized='action_merge',
         schema=visitor_lookup_schema(),
-        file_format=visitor_lookup_table_format(),
-        tblproperties=visitor_lookup_table_properties(),
-        incremental_strategy='action_merge',
         unique_key='model',
     )
 }}
 
-{{ action_merge_nothing_to_merge(is_incremental()) }}
+{{ action_merge_nothing_to_merge(visitor_lookup_is_incremental()) }}
 select
     cast(null as string) as model,  -- noqa: RF04
     cast(null as timestamp) as last_success,

@@ -1,11 +1,11 @@
 {#-
-    Incremental strategy `action_merge`: the model's rows are a change set,
-    each with a merge_action column saying what to do with its key:
-    'insert' (the table has no row with that key), 'update' or 'delete' (it
-    has one). A model emits only rows that differ from the table, so
-    unchanged rows (and, with merge-on-read, the files holding them) are left
-    alone. On the first build the model emits its rows without merge_action
-    and dbt creates the table from them.
+    Materialization `action_merge`: the model's rows are a change set, each
+    with a merge_action column saying what to do with its key: 'insert' (the
+    table has no row with that key), 'update' or 'delete' (it has one). A
+    model emits only rows that differ from the table, so unchanged rows (and,
+    with merge-on-read, the files holding them) are left alone. On the first
+    build (and --full-refresh) the model emits its rows without merge_action
+    and the table is created from them.
 
     The change set is written once to a per-run table; its updates and
     deletes go in a MERGE keyed by unique_key with only WHEN MATCHED clauses
@@ -20,47 +20,60 @@
     makes WHEN NOT MATCHED BY SOURCE scan the whole table, so deletions
     travel as explicit source rows.
 
-    How it plugs in: dbt-spark 1.11's incremental materialization validates
-    the strategy against a fixed list and never asks for
-    get_incremental_<name>_sql (dbt-labs/dbt-adapters#833). Its two blocking
-    macros are plain, not dispatched, so the same-named macros below, in the
-    root project, take precedence: they accept action_merge and hand every
-    other strategy back to dbt-spark's own macros unchanged. This keeps
-    dbt-spark's materialization (temp view, schema-change handling, hooks,
-    grants) instead of copying it into a materialization of our own.
+    Why a materialization of our own rather than a strategy of dbt-spark's
+    incremental one: that one admits only its own strategies (two plain
+    macros a host project would have to override), and around the merge it
+    sends a temporary view of the query and a DESCRIBE of the table, and a
+    model with nothing to merge still costs two statements. Here the change
+    set is written straight from the model's query, the columns are the
+    documented ones (a test holds every built column documented), and a
+    model that said it has nothing to merge sends no statement at all.
+    Models test visitor_lookup_is_incremental(), as dbt's is_incremental()
+    answers only for materialized='incremental'.
 -#}
 
-{% macro dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) %}
-    {%- if raw_strategy != 'action_merge' -%}
-        {{ return(dbt.dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format)) }}
+{% materialization action_merge, default %}
+    {%- set target_relation = this.incorporate(type='table') -%}
+    {%- set existing = load_cached_relation(this) -%}
+    {%- set full_refresh = should_full_refresh() -%}
+    {{ run_hooks(pre_hooks) }}
+    {%- if existing is none or existing.is_view or full_refresh -%}
+        {#- Delta replaces a table in place (its history stays); other formats drop it first. -#}
+        {%- set replace = existing is not none and existing.is_delta and visitor_lookup_table_format() == 'delta' -%}
+        {%- if existing is not none and not replace -%}
+            {%- do adapter.drop_relation(existing) -%}
+        {%- endif -%}
+        {%- set partition_by = config.get('partition_by') -%}
+        {%- call statement('main') -%}
+            create {{- ' or replace' if replace }} table {{ target_relation }}
+            {{ visitor_lookup_kept_table_options(config.get('meta', {}).get('visitor_lookup_table_properties', 'kept')) }}
+            {%- if partition_by %}
+            partitioned by ({{ partition_by | join(', ') }})
+            {%- endif %}
+            as
+            {{ compiled_code }}
+        {%- endcall -%}
+    {%- else -%}
+        {%- do action_merge_apply(target_relation, compiled_code, config.require('unique_key'),
+            config.get('incremental_predicates')) -%}
     {%- endif -%}
-    {%- if file_format not in ['iceberg', 'delta'] -%}
-        {{ exceptions.raise_compiler_error(
-            "Visitor lookup: incremental strategy action_merge needs file_format iceberg or delta, got '"
-            ~ file_format ~ "'."
-        ) }}
+    {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing, full_refresh)) -%}
+    {%- do persist_docs(target_relation, model) -%}
+    {{ run_hooks(post_hooks) }}
+    {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}
+
+
+{% macro visitor_lookup_is_incremental() %}
+    {#-
+        dbt's is_incremental() for models materialized as action_merge: true
+        when the model's table exists and this is no --full-refresh.
+    -#}
+    {%- if not execute -%}
+        {{ return(false) }}
     {%- endif -%}
-    {{ return(raw_strategy) }}
-{% endmacro %}
-
-
-{% macro dbt_spark_get_incremental_sql(strategy, source, target, existing, unique_key, incremental_predicates) %}
-    {%- if strategy != 'action_merge' -%}
-        {{ return(dbt.dbt_spark_get_incremental_sql(
-            strategy, source, target, existing, unique_key, incremental_predicates
-        )) }}
-    {%- endif -%}
-    {{ return(get_incremental_action_merge_sql({
-        'target_relation': target,
-        'temp_relation': source,
-        'unique_key': unique_key,
-        'incremental_predicates': incremental_predicates,
-    })) }}
-{% endmacro %}
-
-
-{% macro get_incremental_action_merge_sql(arg_dict) %}
-    {{ return(adapter.dispatch('action_merge_sql', 'visitor_lookup')(arg_dict)) }}
+    {%- set relation = adapter.get_relation(this.database, this.schema, this.identifier) -%}
+    {{ return(relation is not none and relation.type == 'table' and not should_full_refresh()) }}
 {% endmacro %}
 
 
@@ -68,8 +81,8 @@
     {#-
         For a model to call in its SQL with what it knows before its query
         runs: when `nothing` is true (the manifest on an incremental run, a
-        lookup model when the run touched no cookie), the strategy applies
-        nothing: no MERGE, no column lookup, no compaction check
+        lookup model when the run touched no cookie), the materialization
+        sends no statement and the compaction check none
         (action_merge_has_nothing_to_merge). Renders nothing.
     -#}
     {%- if execute -%}
@@ -85,38 +98,35 @@
 {% endmacro %}
 
 
-{% macro default__action_merge_sql(arg_dict) %}
-    {%- set target = arg_dict['target_relation'] -%}
+{% macro action_merge_apply(target, query, unique_key, incremental_predicates) %}
+    {#- Applies the change set the model's query gives to its table (see the materialization). -#}
     {%- if action_merge_has_nothing_to_merge() -%}
         {%- do log("Visitor lookup: " ~ target ~ ": nothing to merge", info=True) -%}
         {%- do action_merge_store_changes(0, 0, 0) -%}
-        {#- dbt runs one statement for the strategy: one that reads nothing. -#}
-        {{ return("select 'nothing to merge' as action_merge") }}
+        {{ return('') }}
     {%- endif -%}
-    {%- set unique_key = arg_dict['unique_key'] -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
-    {%- if not keys -%}
-        {{ exceptions.raise_compiler_error(
-            "Visitor lookup: incremental strategy action_merge needs a unique_key (" ~ target ~ ")."
-        ) }}
-    {%- endif -%}
-    {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
-    {%- set predicates = [] + (arg_dict['incremental_predicates'] or []) -%}
+    {%- set columns = model.columns.keys() | map('lower') | reject('equalto', 'merge_action') | list -%}
+    {%- set predicates = [] + (incremental_predicates or []) -%}
     {%- for key in keys -%}
         {%- do predicates.append('target.' ~ key ~ ' = source.' ~ key) -%}
     {%- endfor -%}
     {#-
         Written, not a cached view: Spark drops the cache of every plan that
         reads the target as soon as the MERGE writes it. In the per-run tables'
-        format, dropped with its files (visitor_lookup_drop_purge).
+        format, dropped with its files (visitor_lookup_drop_purge) once
+        applied, as its deleted rows may hold erased events; one a failed run
+        left behind is in dbt's listing of the schema, and goes first.
     -#}
     {%- set changes = target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'}) -%}
-    {%- call statement('action_merge_drop_stale_changes') -%}
-        drop table if exists {{ changes }} {{ visitor_lookup_drop_purge() }}
-    {%- endcall -%}
+    {%- if adapter.get_relation(changes.database, changes.schema, changes.identifier) is not none -%}
+        {%- call statement('action_merge_drop_stale_changes') -%}
+            drop table if exists {{ changes }} {{ visitor_lookup_drop_purge() }}
+        {%- endcall -%}
+    {%- endif -%}
     {%- call statement('action_merge_write_changes') -%}
         create table {{ changes }} using {{ visitor_lookup_scratch_file_format() }}
-        as select * from {{ arg_dict['temp_relation'] }}
+        as {{ query }}
     {%- endcall -%}
     {%- set counting -%}
         select
@@ -141,24 +151,27 @@
             select {{ columns | join(', ') }} from {{ changes }} where merge_action = 'insert'
         {%- endcall -%}
     {%- endif -%}
-    {#- What dbt runs as the strategy's own statement: the change set is applied, drop it. -#}
-    drop table if exists {{ changes }} {{ visitor_lookup_drop_purge() }}
+    {%- call statement('action_merge_drop_changes') -%}
+        drop table if exists {{ changes }} {{ visitor_lookup_drop_purge() }}
+    {%- endcall -%}
 {% endmacro %}
 
 
 {% macro action_merge_store_changes(inserted, updated, deleted) %}
     {#-
-        Keep what the merge is about to change in the model's context, for
-        action_merge_report to make it the model's result once the merge
-        and the model's other post-hooks are done.
+        Keep what the merge is about to change in the model's context as its
+        result, for action_merge_report to add what the model's other
+        post-hooks did.
     -#}
     {%- do visitor_lookup_carry(model.name, {'inserted': inserted, 'updated': updated, 'deleted': deleted}) -%}
-    {%- do store_raw_result(
-        'action_merge_changes',
-        message=inserted ~ ' inserted, ' ~ updated ~ ' updated, ' ~ deleted ~ ' deleted',
-        code='action_merge',
-        rows_affected=inserted + updated + deleted,
-    ) -%}
+    {%- for name in ['action_merge_changes', 'main'] -%}
+        {%- do store_raw_result(
+            name,
+            message=inserted ~ ' inserted, ' ~ updated ~ ' updated, ' ~ deleted ~ ' deleted',
+            code='action_merge',
+            rows_affected=inserted + updated + deleted,
+        ) -%}
+    {%- endfor -%}
 {% endmacro %}
 
 
