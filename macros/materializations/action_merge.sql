@@ -115,11 +115,16 @@
         Written, not a cached view: Spark drops the cache of every plan that
         reads the target as soon as the MERGE writes it. In the per-run tables'
         format, dropped with its files (visitor_lookup_drop_purge) once
-        applied, as its deleted rows may hold erased events; one a failed run
-        left behind is in dbt's listing of the schema, and goes first.
+        applied, as its deleted rows may hold erased events. One a failed run
+        left behind goes first: on an embedded metastore it is in dbt's
+        listing of the schema; where other processes reach the metastore (a
+        Thrift Server, a cluster: the run lock is needed), a killed run's
+        statement may still create it after the listing, so the drop always
+        goes first there.
     -#}
     {%- set changes = target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'}) -%}
-    {%- if adapter.get_relation(changes.database, changes.schema, changes.identifier) is not none -%}
+    {%- if visitor_lookup_run_lock_needed()
+        or adapter.get_relation(changes.database, changes.schema, changes.identifier) is not none -%}
         {%- call statement('action_merge_drop_stale_changes') -%}
             drop table if exists {{ changes }} {{ visitor_lookup_drop_purge() }}
         {%- endcall -%}
