@@ -3,20 +3,6 @@
     set, refused before any model runs.
 -#}
 
-{% macro visitor_lookup_guard_invocation() %}
-    {#-
-        on-run-start: the three guards below, in one hook; then, the run
-        being let through, the folders a killed run left where it is about
-        to create tables are cleared (visitor_lookup_clear_leftover_locations).
-    -#}
-    {%- do visitor_lookup_guard_full_refresh() -%}
-    {%- do visitor_lookup_guard_selection() -%}
-    {%- do visitor_lookup_guard_vanished_tables() -%}
-    {%- do visitor_lookup_clear_leftover_locations() -%}
-    {{ return('') }}
-{% endmacro %}
-
-
 {% macro visitor_lookup_guard_full_refresh() %}
     {#-
         Snowplow-style: a --full-refresh that selects the manifest or a model

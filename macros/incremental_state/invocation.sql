@@ -26,7 +26,10 @@
         of them stops the run before a model runs.
     -#}
     {%- do visitor_lookup_validate_vars() -%}
-    {%- do visitor_lookup_guard_invocation() -%}
+    {%- do visitor_lookup_guard_full_refresh() -%}
+    {%- do visitor_lookup_guard_selection() -%}
+    {%- do visitor_lookup_guard_vanished_tables() -%}
+    {%- do visitor_lookup_clear_leftover_locations() -%}
     {%- do visitor_lookup_prepare_erasure_requests() -%}
     {%- do visitor_lookup_take_run_lock() -%}
     {{ return('') }}
