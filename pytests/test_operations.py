@@ -170,7 +170,11 @@ def test_a_run_killed_at_any_moment_is_repaired_by_the_next(scenario: Scenario, 
     moments = [
         ("JVM start", None, rng.uniform(1.0, 6.0)),
         ("on-run-start hook", "START hook: visitor_lookup.on-run-start", rng.uniform(0.0, 1.5)),
-        ("per-run table", f"START sql table model {schema}.base_events_this_run", rng.uniform(0.0, 1.5)),
+        (
+            "per-run table",
+            f"START sql scratch_table model {schema}.base_events_this_run",
+            rng.uniform(0.0, 1.5),
+        ),
         ("merge", f"START sql action_merge model {schema}.user_mapping", rng.uniform(0.0, 2.0)),
         ("on-run-end", "START hook: visitor_lookup.on-run-end", rng.uniform(0.0, 1.0)),
     ]

@@ -126,6 +126,7 @@ def test_standard_run_is_bounded_by_now(built: Scenario) -> None:
         ({"visitor_lookup__allow_refresh": "yes"}, "visitor_lookup__allow_refresh"),
         ({"visitor_lookup__file_format": "parquet"}, "visitor_lookup__file_format"),
         ({"visitor_lookup__schema": "a-b"}, "visitor_lookup__schema"),
+        ({"visitor_lookup__erasure_requests_schema": "a.b"}, "visitor_lookup__erasure_requests_schema"),
         (
             {"visitor_lookup__compact_at_files_per_partition": -1},
             "visitor_lookup__compact_at_files_per_partition",

@@ -315,7 +315,7 @@ def test_a_run_renews_its_lease_as_it_goes(cluster: Cluster, tmp_path: Path) -> 
     # a model that runs for longer than a third of the lease: the dbt process paused between two models
     run = Started(scenario, "renewing", {"visitor_lookup__lock_lease_minutes": 1})
     try:
-        run.read_until(f"START sql table model {scenario.schema}.base_new_event_limits")
+        run.read_until(f"START sql scratch_table model {scenario.schema}.base_new_event_limits")
         run.process.send_signal(signal.SIGSTOP)
         time.sleep(25)
         run.process.send_signal(signal.SIGCONT)

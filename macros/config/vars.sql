@@ -28,6 +28,20 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_var_schema_name(name) %}
+    {#- A var that names a schema: its name, or none when it is empty. -#}
+    {%- set chosen = var(name) | string | trim -%}
+    {%- set foreign = chosen | lower | list | reject('in', 'abcdefghijklmnopqrstuvwxyz0123456789_') | list -%}
+    {%- if foreign -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var " ~ name ~ " must be empty or a name of letters, digits and "
+            ~ "underscores, got '" ~ chosen ~ "'."
+        ) }}
+    {%- endif -%}
+    {{ return(chosen or none) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_start_date() %}
     {#- The start date as Spark timestamp text; Spark itself rejects impossible dates (see get_run_limits). -#}
     {%- set value = var('visitor_lookup__start_date') | string | trim -%}
@@ -98,6 +112,7 @@
     {%- do visitor_lookup_var_boolean('visitor_lookup__allow_refresh') -%}
     {%- do visitor_lookup_table_format() -%}
     {%- do visitor_lookup_schema() -%}
+    {%- do visitor_lookup_var_schema_name('visitor_lookup__erasure_requests_schema') -%}
     {%- do visitor_lookup_check_partition_prefix() -%}
 {% endmacro %}
 

@@ -1,6 +1,7 @@
 {#-
     Erasure on request (spec §7). A team adds requests to the table
-    erasure_requests, beside the manifest: each names a user id or a cookie
+    erasure_requests (the source visitor_lookup_erasure), beside the
+    manifest unless a var says otherwise: each names a user id or a cookie
     id. The next run removes every stored copy that carries one
     (base_erased_events_this_run lists them; processed_events and
     quarantined_events delete them; erased_cookies carries the cookies to
@@ -9,7 +10,18 @@
 -#}
 
 {% macro visitor_lookup_erasure_requests_relation() %}
-    {{ return(visitor_lookup_relation_beside_manifest('erasure_requests')) }}
+    {#-
+        erasure_requests, where the source visitor_lookup_erasure puts it,
+        found in the graph (hooks and operations have no source()).
+    -#}
+    {%- if not execute -%}
+        {{ return(api.Relation.create(identifier='erasure_requests')) }}
+    {%- endif -%}
+    {%- for node in graph.sources.values()
+        if node.package_name == 'visitor_lookup' and node.source_name == 'visitor_lookup_erasure' -%}
+        {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.identifier)) }}
+    {%- endfor -%}
+    {{ exceptions.raise_compiler_error("Visitor lookup: the source visitor_lookup_erasure is missing from the graph.") }}
 {% endmacro %}
 
 
@@ -30,6 +42,36 @@
     {%- endcall -%}
     {%- do adapter.cache_added(requests.incorporate(type='table')) -%}
     {{ return(true) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_place_erasure_requests() %}
+    {#-
+        on-run-start, first, before anything lists erasure_requests' schema:
+        stop the run when erasure_requests would not be beside the manifest
+        and no var says where it is (a host project's generate_schema_name
+        moves the models, and a source's schema is written in YAML, where no
+        macro runs); create the schema the var names when it is another one.
+    -#}
+    {%- if not visitor_lookup_changes_state() -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set chosen = visitor_lookup_var_schema_name('visitor_lookup__erasure_requests_schema') -%}
+    {%- set requests = visitor_lookup_erasure_requests_relation() -%}
+    {%- set manifest = visitor_lookup_model_relation('incremental_manifest') -%}
+    {%- if requests.schema | lower == manifest.schema | lower -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- if chosen is none -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: the package's tables are in schema " ~ manifest.schema ~ " (your generate_schema_name), "
+            ~ "but erasure_requests would be in " ~ requests.schema ~ ". Set var visitor_lookup__erasure_requests_schema "
+            ~ "to " ~ manifest.schema ~ " (where an existing erasure_requests is) or to the schema you want it in; "
+            ~ "this run changed nothing."
+        ) }}
+    {%- endif -%}
+    {%- do adapter.create_schema(requests) -%}
+    {{ return('') }}
 {% endmacro %}
 
 

@@ -18,13 +18,15 @@
 
 {% macro visitor_lookup_on_run_start() %}
     {#-
-        The project's one on-run-start hook, in this order: every var
-        checked; the guards (an unallowed --full-refresh, models of the
+        The project's one on-run-start hook, in this order: where
+        erasure_requests is (visitor_lookup_place_erasure_requests), before
+        anything lists its schema; every var checked; the guards (an unallowed --full-refresh, models of the
         incremental set without the run's intake, a vanished table) and the
         folders a killed run left cleared; erasure_requests created on the
         first run, a request naming no id refused; the run lock taken. Any
         of them stops the run before a model runs.
     -#}
+    {%- do visitor_lookup_place_erasure_requests() -%}
     {%- do visitor_lookup_validate_vars() -%}
     {%- do visitor_lookup_guard_full_refresh() -%}
     {%- do visitor_lookup_guard_selection() -%}
@@ -61,8 +63,14 @@
         visitor_lookup__partition_prefix_length; and, but for dbt test,
         erasure_requests' bad requests (no request_id, or neither id), its
         requests and how many are pending (not in erasure_log yet), and the
-        rows erased_cookies keeps (only its own model writes it, later). A
-        table that does not exist yet gives none, '' or 0.
+        rows erased_cookies keeps (only its own model writes it, later); the
+        manifest's rows (visitor_lookup_manifest_status uses them where no
+        other run can change the manifest before this one's lock, and no
+        --full-refresh builds it anew) and, when
+        it is an Iceberg table and old versions are kept for a while, how
+        many of its snapshots are past the point where expiry is due
+        (visitor_lookup_expire_old_versions). A table that does not exist
+        yet gives none, '' or 0.
     -#}
     {%- set cache = visitor_lookup_invocation_cache() -%}
     {%- if 'start facts' in cache -%}
@@ -75,6 +83,11 @@
     {%- set erasure_log = visitor_lookup_existing(visitor_lookup_model_relation('erasure_log')) -%}
     {%- set erased_cookies = visitor_lookup_existing(visitor_lookup_model_relation('erased_cookies')) -%}
     {%- set count_erased_cookies = erased_cookies is not none and flags.WHICH != 'test' -%}
+    {%- set manifest = visitor_lookup_existing(visitor_lookup_model_relation('incremental_manifest')) -%}
+    {%- set retention_days = visitor_lookup_snapshot_retention_days() -%}
+    {#- dbt's listing of the schema has an Iceberg table's properties, table_type among them. -#}
+    {%- set age_manifest = manifest is not none and 'table_type=ICEBERG' in (manifest.information or '')
+        and retention_days is not none and visitor_lookup_changes_state() -%}
     {%- set query -%}
         select
             {%- if target.type == 'spark' %}
@@ -115,6 +128,26 @@
             {%- if count_erased_cookies %}
             (select count(*) from {{ erased_cookies }}) as erased_cookies_kept,
             {%- endif %}
+            {%- if manifest is not none %}
+            (
+                select to_json(collect_list(named_struct(
+                    'model', model,
+                    'last_success', {{ visitor_lookup_timestamp_text('last_success') }},
+                    'last_run_number', coalesce(last_run_number, 0)
+                )))
+                from {{ visitor_lookup_manifest_rows(manifest) }} as manifest
+                where last_success is not null
+            ) as manifest_rows,
+            {%- endif %}
+            {%- if age_manifest %}
+            {#- The newest counts too: the run's manifest update makes it an older one. -#}
+            (
+                select count_if(
+                    committed_at < timestampadd(second, -{{ (retention_days * 1.1 * 86400) | round | int }}, current_timestamp())
+                )
+                from {{ manifest }}.snapshots
+            ) as manifest_snapshots_due,
+            {%- endif %}
             to_timestamp('{{ visitor_lookup_start_date() }}') as start_date
     {%- endset -%}
     {%- set row = run_query(query).rows[0] -%}
@@ -127,6 +160,8 @@
         'requests': row['requests'] if read_requests else 0,
         'pending_requests': row['pending_requests'] if read_requests else 0,
         'erased_cookies_kept': row['erased_cookies_kept'] if count_erased_cookies else 0,
+        'manifest_rows': fromjson(row['manifest_rows'] or '[]') if manifest is not none else none,
+        'manifest_snapshots_due': row['manifest_snapshots_due'] if age_manifest else none,
     } -%}
     {%- do cache.update({'start facts': facts}) -%}
     {{ return(facts) }}

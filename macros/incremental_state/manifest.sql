@@ -52,8 +52,11 @@
         What the manifest says of the given models: min and max last_success
         (timestamp text, or none), which models it has no row for, and run
         numbers: the greatest any model reached, and the run every model has
-        succeeded since (0 while a model is missing). Read once per
-        invocation (the on-run-start guard and the limits both ask).
+        succeeded since (0 while a model is missing), and each present
+        model's last_success (last_successes). Read once per invocation (the
+        on-run-start guard and the limits both ask): from the run's start
+        facts where no other process can change the manifest (an embedded
+        metastore needs no run lock), otherwise once this run holds the lock.
     -#}
     {%- set cache = visitor_lookup_invocation_cache() -%}
     {%- set key = 'manifest_status ' ~ manifest_relation ~ ' ' ~ models | join(',') -%}
@@ -62,22 +65,29 @@
     {%- endif -%}
     {%- set status = {
         'min_last_success': none, 'max_last_success': none, 'present': [], 'missing': models,
-        'max_last_run_number': 0, 'confirmed_run_number': 0,
+        'max_last_run_number': 0, 'confirmed_run_number': 0, 'last_successes': {},
     } -%}
     {%- do cache.update({key: status}) -%}
     {%- set existing = visitor_lookup_existing(manifest_relation) -%}
     {%- if existing is none or models | length == 0 -%}
         {{ return(status) }}
     {%- endif -%}
-    {%- set query -%}
-        select
-            model,
-            {{ visitor_lookup_timestamp_text('last_success') }} as last_success,
-            coalesce(last_run_number, 0) as last_run_number
-        from {{ visitor_lookup_manifest_rows(existing) }} as manifest
-        where model in ('{{ models | join("', '") }}') and last_success is not null
-    {%- endset -%}
-    {%- set rows = run_query(query).rows -%}
+    {%- set facts = visitor_lookup_start_facts() -%}
+    {#- Not on --full-refresh: the manifest's model builds it anew before the limits read it. -#}
+    {%- if facts['manifest_rows'] is not none and not visitor_lookup_run_lock_needed() and not flags.FULL_REFRESH
+        and manifest_relation | string == visitor_lookup_model_relation('incremental_manifest') | string -%}
+        {%- set rows = facts['manifest_rows'] | selectattr('model', 'in', models) | list -%}
+    {%- else -%}
+        {%- set query -%}
+            select
+                model,
+                {{ visitor_lookup_timestamp_text('last_success') }} as last_success,
+                coalesce(last_run_number, 0) as last_run_number
+            from {{ visitor_lookup_manifest_rows(existing) }} as manifest
+            where model in ('{{ models | join("', '") }}') and last_success is not null
+        {%- endset -%}
+        {%- set rows = run_query(query).rows -%}
+    {%- endif -%}
     {%- set present = rows | map(attribute='model') | list -%}
     {%- set stamps = rows | map(attribute='last_success') | list -%}
     {%- set run_numbers = rows | map(attribute='last_run_number') | map('int') | list -%}
@@ -91,6 +101,9 @@
             'confirmed_run_number': 0 if missing else run_numbers | min,
         }) -%}
     {%- endif -%}
+    {%- for row in rows -%}
+        {%- do status.last_successes.update({row['model']: row['last_success']}) -%}
+    {%- endfor -%}
     {%- do status.update({'present': present, 'missing': missing}) -%}
     {{ return(status) }}
 {% endmacro %}
@@ -146,13 +159,22 @@
         {{ return('') }}
     {%- endif -%}
     {%- set manifest = visitor_lookup_model_relation('incremental_manifest') -%}
+    {%- set limits = visitor_lookup_run_limits(visitor_lookup_model_relation('base_new_event_limits')) -%}
+    {%- set loaded_through = visitor_lookup_window_loaded_through(limits) -%}
+    {#- Timestamp texts of one fixed width: their order is the time order. -#}
+    {%- if limits.max_last_success is none or (loaded_through is not none and loaded_through > limits.max_last_success) -%}
+        {%- set advanced_to = loaded_through or limits.upper_limit -%}
+    {%- else -%}
+        {%- set advanced_to = limits.upper_limit -%}
+    {%- endif -%}
     {#-
         The whole five-row table written again, not merged: one write in
-        place of a MERGE's join and rewrite (docs/performance.md). greatest skips NULLs, so
-        a model this run did not advance keeps its row, and a new one gets its
-        first.
+        place of a MERGE's join and rewrite (docs/performance.md). greatest
+        skips NULLs, so a model this run did not advance keeps its row, and
+        a new one gets its first.
     -#}
-    {%- set advance_sql -%}
+    {#- A statement, not run_query: an INSERT returns no rows to fetch over thrift. -#}
+    {%- call statement('visitor_lookup_advance_manifest') -%}
         insert overwrite table {{ manifest }}
         select
             coalesce(manifest.model, advanced.model) as model,
@@ -161,40 +183,18 @@
         from {{ visitor_lookup_manifest_rows(manifest) }} as manifest
         full outer join (
             select
-                succeeded.model,
-                case
-                    when limits.max_last_success is null or window_high_water.max_loaded_at > limits.max_last_success
-                        then coalesce(window_high_water.max_loaded_at, limits.upper_limit)
-                    else limits.upper_limit
-                end as last_success,
-                limits.run_number as last_run_number
+                model,
+                {{ visitor_lookup_timestamp_literal(advanced_to) }} as last_success,
+                {{ limits.run_number }} as last_run_number
             from (values ('{{ succeeded | join("'), ('") }}')) as succeeded (model)
-            cross join {{ visitor_lookup_model_relation('base_new_event_limits') }} as limits
-            cross join (
-                -- not the events loaded in the future, which the window reads too and quarantines
-                select max(window_events.loaded_at) as max_loaded_at
-                from {{ visitor_lookup_model_relation('base_events_this_run') }} as window_events
-                where window_events.loaded_at <= (
-                    select window_limits.upper_limit
-                    from {{ visitor_lookup_model_relation('base_new_event_limits') }} as window_limits
-                )
-            ) as window_high_water
         ) as advanced
             on manifest.model = advanced.model
-    {%- endset -%}
-    {#- A statement, not run_query: an INSERT returns no rows to fetch over thrift. -#}
-    {%- call statement('visitor_lookup_advance_manifest') -%}
-        {{ advance_sql }}
     {%- endcall -%}
-    {%- set query -%}
-        select model, {{ visitor_lookup_timestamp_text('last_success') }} as last_success, last_run_number
-        from {{ manifest }}
-        where model in ('{{ succeeded | join("', '") }}')
-        order by model
-    {%- endset -%}
-    {%- for row in run_query(query).rows -%}
-        {%- do log("Visitor lookup: manifest: " ~ row['model'] ~ " processed through " ~ row['last_success']
-            ~ " (run " ~ row['last_run_number'] ~ ")", info=True) -%}
+    {#- What the statement wrote, without reading it back: the manifest was read when the run began. -#}
+    {%- set before = visitor_lookup_manifest_status(manifest, visitor_lookup_incremental_models()).last_successes -%}
+    {%- for name in succeeded | sort -%}
+        {%- do log("Visitor lookup: manifest: " ~ name ~ " processed through "
+            ~ ([before.get(name) or advanced_to, advanced_to] | max) ~ " (run " ~ limits.run_number ~ ")", info=True) -%}
     {%- endfor -%}
     {{ return('') }}
 {% endmacro %}

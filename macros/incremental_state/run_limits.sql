@@ -123,13 +123,14 @@
 
 {% macro visitor_lookup_run_limits(limits_relation) %}
     {#-
-        This run's limits and run numbers, read back from base_new_event_limits
-        (pass its ref) once per invocation, for the models that read them.
+        This run's limits, run numbers and the manifest's greatest
+        last_success before it, read back from base_new_event_limits (pass
+        its ref) once per invocation, for the models and hooks that read them.
     -#}
     {%- if not execute -%}
         {{ return({
             'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00',
-            'run_number': 1, 'confirmed_run_number': 0,
+            'run_number': 1, 'confirmed_run_number': 0, 'max_last_success': none,
         }) }}
     {%- endif -%}
     {%- if visitor_lookup_existing(limits_relation) is none -%}
@@ -141,7 +142,8 @@
             {{ visitor_lookup_timestamp_text('lower_limit') }} as lower_limit,
             {{ visitor_lookup_timestamp_text('upper_limit') }} as upper_limit,
             run_number,
-            confirmed_run_number
+            confirmed_run_number,
+            {{ visitor_lookup_timestamp_text('max_last_success') }} as max_last_success
         from {{ limits_relation }}
     {%- endset -%}
     {%- set row = visitor_lookup_fetch_once('run limits ' ~ limits_relation, query) -%}
@@ -150,5 +152,6 @@
         'upper_limit': row['upper_limit'],
         'run_number': row['run_number'] | int,
         'confirmed_run_number': row['confirmed_run_number'] | int,
+        'max_last_success': row['max_last_success'],
     }) }}
 {% endmacro %}

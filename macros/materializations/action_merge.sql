@@ -133,14 +133,29 @@
         create table {{ changes }} using {{ visitor_lookup_scratch_file_format() }}
         as {{ query }}
     {%- endcall -%}
+    {#- A lookup table on Iceberg: its files counted in the same statement, for its compaction check. -#}
+    {%- set count_files = visitor_lookup_table_format() == 'iceberg'
+        and config.get('meta', {}).get('visitor_lookup_table_properties') == 'lookup' -%}
     {%- set counting -%}
         select
             count_if(merge_action = 'insert') as inserted,
             count_if(merge_action = 'update') as updated,
             count_if(merge_action = 'delete') as deleted
+            {%- if count_files %},
+            (select count(*) from {{ target }}.files) as files,
+            (select count(*) from {{ target }}.partitions) as partitions
+            {%- endif %}
         from {{ changes }}
     {%- endset -%}
     {%- set counted = run_query(counting).rows[0] -%}
+    {%- if count_files -%}
+        {#- The writes below add at least one file each. -#}
+        {%- do visitor_lookup_carry('layout ' ~ model.unique_id, {
+            'files': counted['files'] + (1 if counted['inserted'] > 0 else 0)
+                + (1 if counted['updated'] + counted['deleted'] > 0 else 0),
+            'partitions': counted['partitions'],
+        }) -%}
+    {%- endif -%}
     {%- do log("Visitor lookup: " ~ target ~ ": " ~ counted['inserted'] ~ " rows to insert, "
         ~ counted['updated'] ~ " to update, " ~ counted['deleted'] ~ " to delete", info=True) -%}
     {%- do action_merge_store_changes(counted['inserted'], counted['updated'], counted['deleted']) -%}

@@ -48,11 +48,19 @@
         Iceberg's rewrite_data_files procedure, which runs one Spark job per
         partition and leaves dangling delete files behind.
     -#}
-    {#- An unpartitioned table is one partition: its .partitions metadata table has one row. -#}
-    {%- set layout = run_query(
-        "select (select count(*) from " ~ relation ~ ".files) as files, "
-        ~ "(select count(*) from " ~ relation ~ ".partitions) as partitions"
-    ).rows[0] -%}
+    {#-
+        An unpartitioned table is one partition: its .partitions metadata
+        table has one row. After a merge, action_merge counted them with its
+        change set, before its writes, and added the least those writes add
+        (one file each): no statement here.
+    -#}
+    {%- set layout = visitor_lookup_carried('layout ' ~ model.unique_id) -%}
+    {%- if layout is none -%}
+        {%- set layout = run_query(
+            "select (select count(*) from " ~ relation ~ ".files) as files, "
+            ~ "(select count(*) from " ~ relation ~ ".partitions) as partitions"
+        ).rows[0] -%}
+    {%- endif -%}
     {%- set erasing = visitor_lookup_erasing() -%}
     {%- if layout['files'] <= limit * layout['partitions'] and not erasing -%}
         {{ return('') }}

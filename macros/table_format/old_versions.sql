@@ -83,7 +83,8 @@
         of 7 days, about once every 17 hours rather than on every run (0: on
         every run). Every run writes the manifest, so its oldest snapshot is
         at least as old as any other table's since they were last expired:
-        one look at its snapshots tells whether any table is due. Then, per
+        one look at its snapshots, taken with the run's start facts
+        (visitor_lookup_start_facts), tells whether any table is due. Then, per
         table due: expire_snapshots drops the snapshots older than the
         retention (the current one always stays) and deletes the files only
         they used; remove_orphan_files deletes the files no snapshot refers
@@ -92,9 +93,7 @@
         Iceberg refuses less, since a write still under way has files no
         snapshot refers to yet.
     -#}
-    {%- set manifest = visitor_lookup_existing(visitor_lookup_model_relation('incremental_manifest')) -%}
-    {%- if manifest is not none
-        and run_query(visitor_lookup_snapshot_ages(manifest, retention_days)).rows[0]['due'] == 0 -%}
+    {%- if visitor_lookup_start_facts()['manifest_snapshots_due'] == 0 -%}
         {{ return(0) }}
     {%- endif -%}
     {%- set total = namespace(expired=0) -%}

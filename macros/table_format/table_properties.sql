@@ -49,15 +49,7 @@
 
 {% macro visitor_lookup_schema() %}
     {#- The models' custom schema: visitor_lookup__schema, or none (the target's schema) when it is empty. -#}
-    {%- set chosen = var('visitor_lookup__schema') | string | trim -%}
-    {%- set foreign = chosen | lower | list | reject('in', 'abcdefghijklmnopqrstuvwxyz0123456789_') | list -%}
-    {%- if foreign -%}
-        {{ exceptions.raise_compiler_error(
-            "Visitor lookup: var visitor_lookup__schema must be empty or a name of letters, digits and "
-            ~ "underscores, got '" ~ chosen ~ "'."
-        ) }}
-    {%- endif -%}
-    {{ return(chosen or none) }}
+    {{ return(visitor_lookup_var_schema_name('visitor_lookup__schema')) }}
 {% endmacro %}
 
 

@@ -111,52 +111,6 @@
 {% endmacro %}
 
 
-{% macro spark__create_view_as(relation, sql) %}
-    {#-
-        dbt-spark's CREATE OR REPLACE VIEW, with the definition's digest kept
-        in a view property, and nothing done when the view already holds
-        that digest. Through Iceberg's session catalog every view is an
-        Iceberg view, and each replace writes one more metadata file that
-        nothing ever deletes (Iceberg expires table snapshots, not view
-        versions): the project's two views, replaced by every run, would
-        add a file each per run for as long as it runs. The digest covers
-        what the view is made of: its name, its query, its columns as
-        documented (with the contract's types) and the docs config. It is
-        compared before dbt-spark's statement is made, which runs the
-        contract's check of the query's columns: a view that stays as it is
-        needs no check, and one that is replaced is checked first. Runs in
-        its caller's namespace (see spark__drop_relation): dbt builtins only.
-        A host project's own views get dbt-spark's statement unchanged.
-    -#}
-    {%- if model is not defined or model.package_name != 'visitor_lookup' -%}
-        {{ return(dbt.spark__create_view_as(relation, sql)) }}
-    {%- endif -%}
-    {%- set digest = local_md5(tojson([
-        relation | string, sql, model.columns, model.description, model.contract, config.get('persist_docs'),
-    ])) -%}
-    {%- set existing = adapter.get_relation(
-        database=relation.database, schema=relation.schema, identifier=relation.identifier
-    ) -%}
-    {%- if execute and existing is not none and existing.is_view -%}
-        {#- dbt's listing of the schema has the view's properties; SHOW TBLPROPERTIES where it has not. -#}
-        {%- set stored = [digest] if ('visitor_lookup.definition=' ~ digest) in (existing.information or '')
-            else run_query("show tblproperties " ~ relation ~ " ('visitor_lookup.definition')").rows | map('last') | list -%}
-        {%- if stored and stored[0] == digest -%}
-            {#- dbt runs the returned statement as the model's own: one that reads and writes nothing. -#}
-            {{ return("select 'view unchanged' as visitor_lookup_view") }}
-        {%- endif -%}
-    {%- endif -%}
-    {%- set definition = dbt.spark__create_view_as(relation, sql) -%}
-    {#- dbt-spark's statement ends with `as` and the query: the property goes before it. -#}
-    {{ return(modules.re.sub(
-        '\\n(\\s*)as\\n',
-        "\n\\1tblproperties ('visitor_lookup.definition' = '" ~ digest ~ "')\n\\1as\n",
-        definition,
-        count=1,
-    )) }}
-{% endmacro %}
-
-
 {% macro visitor_lookup_tables_in_schema(schema) %}
     {#- The names of the tables the metastore has in the schema, asked once per invocation, lowercase. -#}
     {%- set cache = visitor_lookup_invocation_cache() -%}
@@ -209,16 +163,17 @@
     {%- set created = [] -%}
     {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.package_name == 'visitor_lookup'
-        and node.config.materialized in ['table', 'action_merge']
+        and node.config.materialized in ['scratch_table', 'action_merge']
         and (visitor_lookup_table_format() if node.config.materialized == 'action_merge'
             else node.config.file_format) != 'iceberg'
         and visitor_lookup_selected(node.name) -%}
         {%- do created.append(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) -%}
     {%- endfor -%}
     {%- if visitor_lookup_changes_state() and visitor_lookup_table_format() != 'iceberg' -%}
-        {%- for identifier in ['run_lock', 'visitor_lookup_runs', 'erasure_requests'] -%}
+        {%- for identifier in ['run_lock', 'visitor_lookup_runs'] -%}
             {%- do created.append(visitor_lookup_relation_beside_manifest(identifier)) -%}
         {%- endfor -%}
+        {%- do created.append(visitor_lookup_erasure_requests_relation()) -%}
     {%- endif -%}
     {%- set absent = [] -%}
     {%- for relation in created if visitor_lookup_existing(relation) is none -%}

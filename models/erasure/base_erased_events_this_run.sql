@@ -10,7 +10,7 @@
 -#}
 {{
     config(
-        materialized='table',
+        materialized='scratch_table',
         schema=visitor_lookup_schema(),
         file_format=visitor_lookup_scratch_file_format(),
         post_hook="{{ visitor_lookup_log_erasure(this) }}",
@@ -18,7 +18,7 @@
 }}
 
 {%- set counts = visitor_lookup_erasure_request_counts() -%}
-{%- set requests_relation = visitor_lookup_erasure_requests_relation() -%}
+{%- set requests_relation = source('visitor_lookup_erasure', 'erasure_requests') -%}
 {%- set log_relation = visitor_lookup_existing(visitor_lookup_model_relation('erasure_log')) -%}
 {%- set processed_relation = visitor_lookup_existing(visitor_lookup_model_relation('processed_events')) -%}
 {%- set quarantine_relation = visitor_lookup_existing(visitor_lookup_model_relation('quarantined_events')) -%}

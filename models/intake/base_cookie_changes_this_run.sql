@@ -13,7 +13,7 @@
 -#}
 {{
     config(
-        materialized='table',
+        materialized='scratch_table',
         schema=visitor_lookup_schema(),
         file_format=visitor_lookup_scratch_file_format(),
         post_hook="{% do visitor_lookup_change_bounds(this, built=true) %}",

@@ -8,7 +8,7 @@
 -#}
 {{
     config(
-        materialized='table',
+        materialized='scratch_table',
         schema=visitor_lookup_schema(),
         file_format=visitor_lookup_scratch_file_format(),
         post_hook="{{ visitor_lookup_log_window(this) }}",
@@ -19,7 +19,7 @@
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) -%}
 {%- set max_skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
 {%- set erasures_relation = ref('base_erased_events_this_run') -%}
-{%- set requests_relation = visitor_lookup_erasure_requests_relation() -%}
+{%- set requests_relation = source('visitor_lookup_erasure', 'erasure_requests') -%}
 {%- set erasure = visitor_lookup_erasure_reads(erasures_relation) -%}
 {%- set events = visitor_lookup_events_read(source('visitor_lookup', 'pageviews')) %}
 

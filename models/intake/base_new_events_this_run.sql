@@ -3,7 +3,7 @@
     processed_events to compare with what it holds. A view: its one reader
     filters it once, and a full build does not write every event twice.
 -#}
-{{ config(materialized='view', schema=visitor_lookup_schema()) }}
+{{ config(materialized='stable_view', schema=visitor_lookup_schema()) }}
 
 with events_this_run as (
     select

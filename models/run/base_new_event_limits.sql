@@ -6,7 +6,13 @@
     (dbt run --select base_new_event_limits) to see the state: nothing else
     changes.
 -#}
-{{ config(materialized='table', schema=visitor_lookup_schema(), file_format=visitor_lookup_scratch_file_format()) }}
+{{
+    config(
+        materialized='scratch_table',
+        schema=visitor_lookup_schema(),
+        file_format=visitor_lookup_scratch_file_format(),
+    )
+}}
 
 {%- set manifest = ref('incremental_manifest') -%}
 {%- if execute -%}
@@ -15,6 +21,7 @@
 {%- do visitor_lookup_keep_fact('run limits ' ~ this, {
     'lower_limit': limits.lower_limit, 'upper_limit': limits.upper_limit,
     'run_number': limits.run_number, 'confirmed_run_number': limits.confirmed_run_number,
+    'max_last_success': limits.max_last_success,
 }) -%}
 {%- do visitor_lookup_check_event_files(source('visitor_lookup', 'pageviews'), limits.files_since) -%}
 {%- else -%}
