@@ -7,6 +7,8 @@ the Delta pass by test_lookup_cases and test_lookup_properties.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -63,6 +65,23 @@ def test_generator_is_seeded_and_covers_every_case(tmp_path: Path) -> None:
     assert sum(1 for e in valid.values() if e.loaded_at - e.landed > dt.timedelta(days=1)) > 100
     assert any(e.user_id is not None and e.user_id != e.user_id.strip() for e in events)
     assert any(e.user_id == "" for e in events)
+
+
+def test_ids_are_random_uuids_in_no_order_of_time(tmp_path: Path) -> None:
+    # As Snowplow's trackers send them: pruning by an id's minimum and maximum gains nothing from them.
+    paths = write_batches(tmp_path / "a", 20_000, 2, END, 7, seed=9, progress=False)
+    events = read_events(paths)
+    event_ids = [e.event_id for e in events if e.event_id is not None]
+    cookies = {e.visitor_cookie_id.strip() for e in events if e.visitor_cookie_id}
+    cookies.discard("")
+    assert {uuid.UUID(i).version for i in event_ids} == {4}
+    assert {uuid.UUID(c).version for c in cookies} == {4}
+    loaded = [e for e in events if e.loaded_at is not None and e.event_id is not None]
+    in_time = [e.event_id for e in sorted(loaded, key=lambda e: e.loaded_at)]
+    rising = sum(1 for a, b in itertools.pairwise(in_time) if a < b) / (len(in_time) - 1)
+    assert 0.45 < rising < 0.55
+    (first, second) = (read_events([path]) for path in paths)
+    assert min(e.event_id for e in second if e.event_id) < max(e.event_id for e in first if e.event_id)
 
 
 @pytest.mark.slow

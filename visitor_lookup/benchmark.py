@@ -109,16 +109,13 @@ def log(message: str) -> None:
 
 
 def new_events(history_file: Path, out: Path, count: int, seed: int, run: int = 1) -> Path:
-    """`count` new events (ids unseen) loaded in the run-th 6 hours after the history; a tenth are late
-    events of known cookies."""
+    """`count` new events (random ids, unseen) loaded in the run-th 6 hours after the history; a tenth are
+    late events of known cookies."""
     batch_end = END + dt.timedelta(hours=BATCH_HOURS * run)
     (generated,) = write_batches(out, count, 1, batch_end, BATCH_HOURS / 24, seed, False)
     known = pc.unique(pq.read_table(history_file, columns=["visitor_cookie_id"])["visitor_cookie_id"])
     rng = random.Random(seed)
     rows = pq.read_table(generated).to_pylist()
-    for row in rows:
-        if row["event_id"] is not None:
-            row["event_id"] = f"new{run}-{row['event_id']}"
     for row in rng.sample(rows, count // 10):
         if row["landed"] is not None and row["visitor_cookie_id"]:
             row["visitor_cookie_id"] = known[rng.randrange(len(known))].as_py()
@@ -130,8 +127,9 @@ def new_events(history_file: Path, out: Path, count: int, seed: int, run: int = 
 
 
 def history_events(cache: Path, events: Path, size: int, days: int, seed: int) -> list[Path]:
-    """The history's Parquet files in `events`, generated once per (size, days, seed) and kept in `cache`."""
-    kept = cache / f"{size}-{days}-{seed}"
+    """The history's Parquet files in `events`, generated once per (size, days, seed) and kept in `cache`
+    (beside histories generated before the ids were random UUIDs, whose folder names lack `-uuid`)."""
+    kept = cache / f"{size}-{days}-{seed}-uuid"
     if not (kept / "complete").exists():
         shutil.rmtree(kept, ignore_errors=True)
         log(f"generating {size:,} events of history over {days} days")

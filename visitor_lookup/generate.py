@@ -1,11 +1,14 @@
 """Write realistic page-view Parquet files, one file per arrival batch.
 
-The events cover the ``--days`` before ``--end`` (default: now, UTC). Each
-cookie starts anonymous; some log in, some switch users (shared devices), some
-go back to an earlier user. Around them: late events (landed days before they
-were loaded), re-delivered duplicates, stragglers (loaded inside one batch's
-range but delivered with the next file, which the lookback window must catch),
-padded and blank ids, and a few invalid rows of every kind.
+The events cover the ``--days`` before ``--end`` (default: now, UTC). Event
+and cookie ids are random UUIDs (version 4), as Snowplow's trackers send
+them: no order of theirs follows time, so nothing that prunes by minimum
+and maximum gains from them. Each cookie starts anonymous; some log in,
+some switch users (shared devices), some go back to an earlier user.
+Around them: late events (landed days before they were loaded),
+re-delivered duplicates, stragglers (loaded inside one batch's range but
+delivered with the next file, which the lookback window must catch), padded
+and blank ids, and a few invalid rows of every kind.
 
 Batch ``k`` holds the events whose ``loaded_at`` falls in the k-th slice of
 the span, so dropping the files one by one into the events folder replays
@@ -18,6 +21,7 @@ import argparse
 import datetime as dt
 import random
 import sys
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +41,6 @@ SCHEMA = pa.schema(
 
 Event = tuple[str | None, str | None, str | None, dt.datetime | None, dt.datetime | None]
 
-HEX = "0123456789abcdef"
-
 
 @dataclass(frozen=True)
 class Mix:
@@ -53,8 +55,9 @@ class Mix:
     padded_id: float = 0.01
 
 
-def _cookie(rng: random.Random) -> str:
-    return "".join(rng.choice(HEX) for _ in range(16))
+def random_id(rng: random.Random) -> str:
+    """A random UUID (version 4), drawn from rng so that a seed gives the same ids."""
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
 def _timeline(
@@ -100,7 +103,7 @@ def generate(
     users_pool = max(2, events // 25)  # small enough that users come back on other devices
     made = 0
     while made < events:
-        cookie = _cookie(rng)
+        cookie = random_id(rng)
         first = start + span * rng.random()
         lifetime = min(end - first, dt.timedelta(days=rng.expovariate(1 / 1.5)))
         phases = _timeline(rng, first, lifetime, mix, users_pool)
@@ -117,7 +120,7 @@ def generate(
             if rng.random() < mix.late:
                 delay += dt.timedelta(days=rng.uniform(1, 4))
             loaded_at = min(landed + delay, end)
-            event: Event = (f"e{made:09d}", cookie, user, landed, loaded_at)
+            event: Event = (random_id(rng), cookie, user, landed, loaded_at)
             if rng.random() < mix.invalid:
                 event = _invalid(rng, event, dt.timedelta(minutes=10))
             made += 1
