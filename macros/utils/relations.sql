@@ -170,10 +170,12 @@
         {%- do created.append(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) -%}
     {%- endfor -%}
     {%- if visitor_lookup_changes_state() and visitor_lookup_table_format() != 'iceberg' -%}
-        {%- for identifier in ['run_lock', 'visitor_lookup_runs'] -%}
-            {%- do created.append(visitor_lookup_relation_beside_manifest(identifier)) -%}
-        {%- endfor -%}
+        {%- do created.append(visitor_lookup_relation_beside_manifest('visitor_lookup_runs')) -%}
         {%- do created.append(visitor_lookup_erasure_requests_relation()) -%}
+        {#- Only where the run takes the lock: an embedded metastore's run never creates run_lock. -#}
+        {%- if visitor_lookup_run_lock_needed() -%}
+            {%- do created.append(visitor_lookup_run_lock_relation()) -%}
+        {%- endif -%}
     {%- endif -%}
     {%- set absent = [] -%}
     {%- for relation in created if visitor_lookup_existing(relation) is none -%}
