@@ -168,7 +168,8 @@ def test_a_killed_owner_leaves_no_cluster_process(tmp_path: Path) -> None:
         assert all(alive(pid) for pid in owned)
 
         owner.send_signal(signal.SIGTERM)  # Python's default: end at once, no finally block runs
-        assert owner.wait(timeout=30) == -signal.SIGTERM
+        # A bound for a machine under the full suite's load, where 30 s was not always enough.
+        assert owner.wait(timeout=120) == -signal.SIGTERM
 
         deadline = time.monotonic() + 60
         while any(alive(pid) for pid in owned) and time.monotonic() < deadline:
