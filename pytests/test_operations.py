@@ -213,10 +213,22 @@ def test_folders_left_without_their_tables_are_cleared(scenario: Scenario) -> No
     shutil.copytree(folder / "base_new_event_limits", saved)
     scenario.sql("drop table {schema}.base_new_event_limits purge")
     shutil.copytree(saved, folder / "base_new_event_limits")
+    # killed while the earlier versions wrote a change set as a table: its folder without an entry, or,
+    # killed before they dropped it, the table itself
+    for name in INCREMENTAL_MODELS:
+        (folder / f"{name}__dbt_changes").mkdir()
+        (folder / f"{name}__dbt_changes" / "part-00000-killed.parquet").write_bytes(b"not Parquet")
+    shutil.rmtree(folder / "first_dates__dbt_changes")
+    scenario.sql("create table {schema}.first_dates__dbt_changes using parquet as select 'x' as merge_action")
     scenario.write_events(second)
     scenario.dbt("run", vars=VARS)
     assert scenario.table_version("base_new_event_limits") != kept
     assert scenario.lookup_tables() == lookup_tables(processed_events(first + second).values())
+    assert "first_dates__dbt_changes" not in {row[1] for row in scenario.sql("show tables in {schema}")}
+    for name in ("processed_events", "first_dates", "user_mapping"):  # each merged rows in the second run
+        changes = folder / f"{name}__dbt_changes"  # its change set, and what was in its way, went
+        assert not [path for path in changes.rglob("*") if path.is_dir()], name
+        assert scenario.sql(f"select count(*) from parquet.`{changes}`")[0][0] == 0, name
 
 
 def test_a_vanished_table_stops_the_run_until_restored_or_rebuilt(scenario: Scenario) -> None:

@@ -54,7 +54,7 @@
             {{ compiled_code }}
         {%- endcall -%}
     {%- else -%}
-        {%- do action_merge_apply(target_relation, compiled_code, config.require('unique_key'),
+        {%- do action_merge_apply(existing, compiled_code, config.require('unique_key'),
             config.get('incremental_predicates')) -%}
     {%- endif -%}
     {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing, full_refresh)) -%}
@@ -113,26 +113,9 @@
     {%- endfor -%}
     {#-
         Written, not a cached view: Spark drops the cache of every plan that
-        reads the target as soon as the MERGE writes it. In the per-run tables'
-        format, dropped with its files (visitor_lookup_drop_purge) once
-        applied, as its deleted rows may hold erased events. One a failed run
-        left behind goes first: on an embedded metastore it is in dbt's
-        listing of the schema; where other processes reach the metastore (a
-        Thrift Server, a cluster: the run lock is needed), a killed run's
-        statement may still create it after the listing, so the drop always
-        goes first there.
+        reads the target as soon as the MERGE writes it.
     -#}
-    {%- set changes = target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'}) -%}
-    {%- if visitor_lookup_run_lock_needed()
-        or adapter.get_relation(changes.database, changes.schema, changes.identifier) is not none -%}
-        {%- call statement('action_merge_drop_stale_changes') -%}
-            drop table if exists {{ changes }} {{ visitor_lookup_drop_purge() }}
-        {%- endcall -%}
-    {%- endif -%}
-    {%- call statement('action_merge_write_changes') -%}
-        create table {{ changes }} using {{ visitor_lookup_scratch_file_format() }}
-        as {{ query }}
-    {%- endcall -%}
+    {%- set changes = adapter.dispatch('action_merge_write_changes', 'visitor_lookup')(target, query) -%}
     {#- A lookup table on Iceberg: its files counted in the same statement, for its compaction check. -#}
     {%- set count_files = visitor_lookup_table_format() == 'iceberg'
         and config.get('meta', {}).get('visitor_lookup_table_properties') == 'lookup' -%}
@@ -171,8 +154,85 @@
             select {{ columns | join(', ') }} from {{ changes }} where merge_action = 'insert'
         {%- endcall -%}
     {%- endif -%}
-    {%- call statement('action_merge_drop_changes') -%}
-        drop table if exists {{ changes }} {{ visitor_lookup_drop_purge() }}
+    {%- do adapter.dispatch('action_merge_clear_changes', 'visitor_lookup')(target) -%}
+{% endmacro %}
+
+
+{% macro default__action_merge_write_changes(target, query) %}
+    {#-
+        The change set in a folder, not a table: Spark writes a table's
+        files before its metastore entry, so a run killed while it wrote a
+        change set as a table left a folder under the table's name that
+        Spark then refused to create the table over, on every later run.
+        A folder written with INSERT OVERWRITE DIRECTORY has no entry to
+        lose. It is the invocation's own, under one folder per model beside
+        the model's table (action_merge_changes_folder): a killed run's
+        statement that a Thrift Server or a cluster carries on with after
+        the run's lease lapsed writes its own folder, never this run's. A
+        table an earlier version of the project left under that name goes
+        first, with its files.
+    -#}
+    {%- set leftover = adapter.get_relation(target.database, target.schema, target.identifier ~ '__dbt_changes') -%}
+    {%- if leftover is not none -%}
+        {%- call statement('action_merge_drop_leftover_changes') -%}
+            drop table if exists {{ leftover }} {{ visitor_lookup_drop_purge() }}
+        {%- endcall -%}
+    {%- endif -%}
+    {%- set folder = action_merge_changes_folder(target) ~ '/' ~ invocation_id -%}
+    {%- call statement('action_merge_write_changes') -%}
+        insert overwrite directory '{{ folder }}'
+        using {{ visitor_lookup_scratch_file_format() }}
+        {{ query }}
+    {%- endcall -%}
+    {{ return(visitor_lookup_scratch_file_format() ~ '.`' ~ folder ~ '`') }}
+{% endmacro %}
+
+
+{% macro default__action_merge_clear_changes(target) %}
+    {#-
+        The model's folder of change sets overwritten with no rows once the
+        merge is applied: its files go, this run's and any a killed run
+        left, as their deleted rows may hold erased events.
+    -#}
+    {%- call statement('action_merge_clear_changes') -%}
+        insert overwrite directory '{{ action_merge_changes_folder(target) }}'
+        using {{ visitor_lookup_scratch_file_format() }}
+        select cast(null as string) as merge_action where false
+    {%- endcall -%}
+{% endmacro %}
+
+
+{% macro action_merge_changes_folder(target) %}
+    {#-
+        The folder of a model's change sets: the table's own folder, as
+        dbt's listing of the schema gives it, with __dbt_changes added.
+    -#}
+    {%- set found = modules.re.search('^Location: (.+)$', target.information or '', modules.re.M) -%}
+    {%- if found is none -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: dbt's listing of schema " ~ target.schema ~ " gives no location for " ~ target
+            ~ ", where the change set of its merge is written beside it. Nothing was changed; "
+            ~ "run again, and if this repeats, the catalog is one the project does not support yet."
+        ) }}
+    {%- endif -%}
+    {{ return(found.group(1) | trim ~ '__dbt_changes') }}
+{% endmacro %}
+
+
+{% macro databricks__action_merge_write_changes(target, query) %}
+    {#- Unity Catalog places each managed table in a folder of its own: nothing is left in the way of a table. -#}
+    {%- set changes = target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'}) -%}
+    {%- call statement('action_merge_write_changes') -%}
+        create or replace table {{ changes }}
+        as {{ query }}
+    {%- endcall -%}
+    {{ return(changes) }}
+{% endmacro %}
+
+
+{% macro databricks__action_merge_clear_changes(target) %}
+    {%- call statement('action_merge_clear_changes') -%}
+        drop table if exists {{ target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'}) }}
     {%- endcall -%}
 {% endmacro %}
 
