@@ -1,14 +1,16 @@
 """Start and stop a small Spark cluster on this machine, for the `thrift` target.
 
-A standalone master, one worker and a Spark Thrift Server (HiveThriftServer2)
-submitted to that master, all from the installed pyspark, all bound to
-127.0.0.1. The Thrift Server gets the Spark settings of the `local` profile
-output (Iceberg through the Hive session catalog, UTC, Derby metastore), or
-with ``--format delta`` those of the `local_delta` output (Delta's catalog),
-with its warehouse under the cluster's own folder, so the same models run on
-it unchanged and the work crosses a real executor.
+A standalone master, two workers (one core each, so the Thrift Server's
+application gets an executor on each, in JVMs of their own, and its shuffles
+cross between them) and a Spark Thrift Server (HiveThriftServer2) submitted
+to that master, all from the installed pyspark, all bound to 127.0.0.1. The
+Thrift Server gets the Spark settings of the `local` profile output (Iceberg
+through the Hive session catalog, UTC, Derby metastore), or with ``--format
+delta`` those of the `local_delta` output (Delta's catalog), with its
+warehouse under the cluster's own folder, so the same models run on it
+unchanged and the work crosses real executors.
 
-    python -m visitor_lookup.cluster start [--home DIR] [--port 10000] [--format delta]
+    python -m visitor_lookup.cluster start [--home DIR] [--port 10000] [--format delta] [--workers 2]
     python -m visitor_lookup.cluster stop  [--home DIR]
 
 From Python, `with running(cluster):` owns it: its processes end with the
@@ -57,7 +59,8 @@ class Cluster:
     home: Path
     thrift_port: int = 10000
     master_port: int = 7077
-    worker_cores: int = 2
+    workers: int = 2
+    worker_cores: int = 1
     worker_memory: str = "4g"
     table_format: str = "iceberg"
 
@@ -73,6 +76,10 @@ class Cluster:
     @property
     def pid_file(self) -> Path:
         return self.home / "pids.json"
+
+    def worker_dir(self, worker: int) -> Path:
+        """Where worker `worker` (1, 2, ...) keeps its executors' folders and logs."""
+        return self.home / f"work-{worker}"
 
 
 def free_port() -> int:
@@ -119,10 +126,15 @@ def _wait_for_port(port: int, process: subprocess.Popen, log: Path, timeout: flo
 # Runs a command so that the kernel sends it SIGTERM when the process that
 # started it ends, however it ends (SIGTERM, SIGKILL, a crash): prctl's
 # PR_SET_PDEATHSIG (1) survives the exec, and Spark's scripts exec the JVM.
-# A wrapper, not preexec_fn, which is unsafe in a process with threads (the
-# embedded Spark's). It exits if the owner ended before the setting took.
+# SIGTERM's own action is set back to the default first: an ignored signal
+# stays ignored across exec, and an owner may ignore it (a shell's background
+# job ignores SIGINT, and Dagster, done, gives SIGTERM SIGINT's action), so
+# the cluster would outlive it. A wrapper, not preexec_fn, which is unsafe in
+# a process with threads (the embedded Spark's). It exits if the owner ended
+# before the setting took.
 DIE_WITH_OWNER = (
     "import ctypes, os, signal, sys; "
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL); "
     "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM) == 0 "
     "or sys.exit('visitor_lookup.cluster: prctl(PR_SET_PDEATHSIG) failed'); "
     "os.getppid() == int(sys.argv[1]) or sys.exit('visitor_lookup.cluster: owner gone before start'); "
@@ -154,7 +166,7 @@ def running(cluster: Cluster, timeout: float = 240) -> Iterator[Cluster]:
 
 
 def start(cluster: Cluster, timeout: float = 240, owned: bool = False) -> None:
-    """Start master, worker and Thrift Server; return once the Thrift port answers.
+    """Start master, workers and Thrift Server; return once the Thrift port answers.
 
     owned: the processes end with the calling process (see running); otherwise they outlive it, as
     `visitor-lookup-cluster start` needs, until `stop`.
@@ -169,7 +181,6 @@ def start(cluster: Cluster, timeout: float = 240, owned: bool = False) -> None:
         "SPARK_HOME": str(spark_home),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SPARK_LOG_DIR": str(cluster.home),
-        "SPARK_WORKER_DIR": str(cluster.home / "work"),
     }
     spark_class = str(spark_home / "bin" / "spark-class")
     started: dict[str, int] = {}
@@ -192,31 +203,34 @@ def start(cluster: Cluster, timeout: float = 240, owned: bool = False) -> None:
         )
         started["master"] = master.pid
         _wait_for_port(cluster.master_port, master, cluster.home / "master.log", timeout)
-        worker = _launch(
-            cluster,
-            "worker",
-            [
-                spark_class,
-                "org.apache.spark.deploy.worker.Worker",
-                cluster.master_url,
-                "--host",
-                "127.0.0.1",
-                "--cores",
-                str(cluster.worker_cores),
-                "--memory",
-                cluster.worker_memory,
-                "--webui-port",
-                str(cluster.master_port + 2),
-            ],
-            env,
-            owned,
-        )
-        started["worker"] = worker.pid
+        for number in range(1, cluster.workers + 1):
+            worker = _launch(
+                cluster,
+                f"worker-{number}",
+                [
+                    spark_class,
+                    "org.apache.spark.deploy.worker.Worker",
+                    cluster.master_url,
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    str(cluster.worker_cores),
+                    "--memory",
+                    cluster.worker_memory,
+                    "--work-dir",
+                    str(cluster.worker_dir(number)),
+                    "--webui-port",
+                    str(cluster.master_port + 1 + number),
+                ],
+                env,
+                owned,
+            )
+            started[f"worker-{number}"] = worker.pid
         conf = {
             **thrift_server_conf(cluster.home / "warehouse", cluster.table_format),
             "spark.driver.extraJavaOptions": f"-Dderby.stream.error.file={cluster.home / 'derby.log'}",
             "spark.executor.memory": "2g",
-            "spark.cores.max": str(cluster.worker_cores),
+            "spark.cores.max": str(cluster.workers * cluster.worker_cores),
         }
         submit = [
             str(spark_home / "bin" / "spark-submit"),
@@ -246,6 +260,10 @@ def start(cluster: Cluster, timeout: float = 240, owned: bool = False) -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether anything of the process group is left. A process this one started and that has ended
+    is reaped first: until then it stays in the group as a zombie, and stop() waited out its timeout."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
     try:
         os.killpg(pid, 0)
     except ProcessLookupError:
@@ -281,8 +299,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--home", type=Path, default=Path("warehouse/cluster"), help="logs, pids, tables")
     parser.add_argument("--port", type=int, default=10000, help="Thrift Server port")
     parser.add_argument("--format", choices=["iceberg", "delta"], default="iceberg", help="table format")
+    parser.add_argument("--workers", type=int, default=2, help="workers, one core and one executor each")
     args = parser.parse_args(argv)
-    cluster = Cluster(args.home.resolve(), thrift_port=args.port, table_format=args.format)
+    cluster = Cluster(
+        args.home.resolve(), thrift_port=args.port, table_format=args.format, workers=args.workers
+    )
     if args.action == "start":
         start(cluster)
         print(
