@@ -180,7 +180,7 @@
     {%- endif -%}
     {%- set folder = action_merge_changes_folder(target) ~ '/' ~ invocation_id -%}
     {%- call statement('action_merge_write_changes') -%}
-        insert overwrite directory '{{ folder }}'
+        insert overwrite directory {{ visitor_lookup_string_literal(folder) }}
         using {{ visitor_lookup_scratch_file_format() }}
         {{ query }}
     {%- endcall -%}
@@ -195,7 +195,7 @@
         left, as their deleted rows may hold erased events.
     -#}
     {%- call statement('action_merge_clear_changes') -%}
-        insert overwrite directory '{{ action_merge_changes_folder(target) }}'
+        insert overwrite directory {{ visitor_lookup_string_literal(action_merge_changes_folder(target)) }}
         using {{ visitor_lookup_scratch_file_format() }}
         select cast(null as string) as merge_action where false
     {%- endcall -%}
