@@ -77,10 +77,6 @@ class Cluster:
     def pid_file(self) -> Path:
         return self.home / "pids.json"
 
-    def worker_dir(self, worker: int) -> Path:
-        """Where worker `worker` (1, 2, ...) keeps its executors' folders and logs."""
-        return self.home / f"work-{worker}"
-
 
 def free_port() -> int:
     """A TCP port nothing listens on at the moment, on 127.0.0.1."""
@@ -218,7 +214,7 @@ def start(cluster: Cluster, timeout: float = 240, owned: bool = False) -> None:
                     "--memory",
                     cluster.worker_memory,
                     "--work-dir",
-                    str(cluster.worker_dir(number)),
+                    str(cluster.home / f"work-{number}"),
                     "--webui-port",
                     str(cluster.master_port + 1 + number),
                 ],

@@ -172,19 +172,21 @@
         table an earlier version of the project left under that name goes
         first, with its files.
     -#}
-    {%- set leftover = adapter.get_relation(target.database, target.schema, target.identifier ~ '__dbt_changes') -%}
+    {%- set table = action_merge_changes_table(target) -%}
+    {%- set leftover = adapter.get_relation(table.database, table.schema, table.identifier) -%}
     {%- if leftover is not none -%}
         {%- call statement('action_merge_drop_leftover_changes') -%}
             drop table if exists {{ leftover }} {{ visitor_lookup_drop_purge() }}
         {%- endcall -%}
     {%- endif -%}
     {%- set folder = action_merge_changes_folder(target) ~ '/' ~ invocation_id -%}
+    {%- set file_format = visitor_lookup_scratch_file_format() -%}
     {%- call statement('action_merge_write_changes') -%}
         insert overwrite directory {{ visitor_lookup_string_literal(folder) }}
-        using {{ visitor_lookup_scratch_file_format() }}
+        using {{ file_format }}
         {{ query }}
     {%- endcall -%}
-    {{ return(visitor_lookup_scratch_file_format() ~ '.`' ~ folder ~ '`') }}
+    {{ return(file_format ~ '.`' ~ folder ~ '`') }}
 {% endmacro %}
 
 
@@ -219,9 +221,15 @@
 {% endmacro %}
 
 
+{% macro action_merge_changes_table(target) %}
+    {#- The table a model's change set was written to by earlier versions, and on Databricks still is. -#}
+    {{ return(target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'})) }}
+{% endmacro %}
+
+
 {% macro databricks__action_merge_write_changes(target, query) %}
     {#- Unity Catalog places each managed table in a folder of its own: nothing is left in the way of a table. -#}
-    {%- set changes = target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'}) -%}
+    {%- set changes = action_merge_changes_table(target) -%}
     {%- call statement('action_merge_write_changes') -%}
         create or replace table {{ changes }}
         as {{ query }}
@@ -232,7 +240,7 @@
 
 {% macro databricks__action_merge_clear_changes(target) %}
     {%- call statement('action_merge_clear_changes') -%}
-        drop table if exists {{ target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'}) }}
+        drop table if exists {{ action_merge_changes_table(target) }}
     {%- endcall -%}
 {% endmacro %}
 
