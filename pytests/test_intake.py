@@ -8,6 +8,7 @@ format, and Delta's merges are checked in the Delta pass by test_lookup_cases an
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 from pathlib import Path
 
@@ -197,6 +198,46 @@ def test_failed_model_keeps_its_manifest_entry_and_next_run_catches_up(scenario:
     assert limits(scenario) == (3, ts("2026-01-05 04:00"), ts("2026-01-06 11:00"))
     assert_matches_reference(scenario, first + second)
     assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-06 11:00"))
+
+
+def test_events_without_loaded_at_are_read_from_the_files_written_since_the_lower_limit(
+    scenario: Scenario,
+) -> None:
+    """spec §5: from a folder, a run reads the events without loaded_at in the files written since its lower
+    limit (less the clock-skew allowance), the file's time standing in for their loaded_at; a run that read
+    them but failed to quarantine them leaves its manifest entry, so the next run reads the file again."""
+
+    def dropped(events: list[Raw], written: dt.datetime) -> None:
+        """A file written as a loader writes one, just after its last event was loaded."""
+        path = scenario.write_events(events)
+        os.utime(path, (written.timestamp(), written.timestamp()))
+
+    first = [
+        Raw("a1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:00")),
+        Raw("n1", "c2", None, ts("2026-01-05 10:00"), None),
+    ]
+    dropped(first, ts("2026-01-05 10:01"))
+    scenario.dbt("run", vars=VARS)
+    assert_matches_reference(scenario, first)
+
+    second = [
+        Raw("b1", "c1", "u2", ts("2026-01-06 10:00"), ts("2026-01-06 10:00")),
+        Raw("n2", "c3", None, ts("2026-01-06 10:00"), None),
+    ]
+    dropped(second, ts("2026-01-06 10:01"))
+    with scenario.table_replaced_by_incompatible_one("quarantined_events"):
+        scenario.dbt("run", vars=VARS, ok=False)
+    scenario.dbt("run", vars=VARS)
+    assert limits(scenario) == (3, ts("2026-01-05 04:00"), ts("2026-01-06 10:00"))
+    assert_matches_reference(scenario, first + second)
+
+    third = [Raw("c1", "c1", None, ts("2026-01-07 10:00"), ts("2026-01-07 10:00"))]
+    dropped(third, ts("2026-01-07 10:01"))
+    scenario.dbt("run", vars=VARS)
+    # The first file was written before this run's lower limit: n1 is not read again; n2 is.
+    assert limits(scenario)[:2] == (4, ts("2026-01-06 04:00"))
+    assert scenario.logged("read 3 events: 2 valid, 0 duplicate copies ignored, 1 quarantined")
+    assert_matches_reference(scenario, first + second + third)
 
 
 def test_empty_windows_move_the_state_past_a_gap(scenario: Scenario) -> None:

@@ -139,9 +139,11 @@ def history_events(cache: Path, events: Path, size: int, days: int, seed: int) -
     events.mkdir(parents=True)
     files = sorted(kept.glob("batch_*.parquet"))
     for file in files:
-        # Written when the history was loaded, long before the runs, as a source's files are: a run
-        # checks only the files written since the previous run (less the clock-skew allowance).
-        os.utime(file, (END.timestamp(), END.timestamp()))
+        # Each file written when its last event was loaded, long before the runs, as a loader writes a
+        # source's files: a run checks only the files written since the previous run, and reads events
+        # without loaded_at only from the files written since its lower limit.
+        written = pc.max(pq.read_table(file, columns=["loaded_at"])["loaded_at"]).as_py()
+        os.utime(file, (written.timestamp(), written.timestamp()))
         (events / file.name).symlink_to(file)
     return [events / file.name for file in files]
 

@@ -13,25 +13,54 @@
 {%- endmacro %}
 
 
-{% macro visitor_lookup_events_read(events) %}
+{% macro visitor_lookup_events_read(events, written_after=none) %}
     {#-
         What the window reads the events from: a table source as it is; a
         folder through a temporary view with the contract's columns, created
         on the window model's connection just before it reads. Without the
         columns Spark takes them from the first file by path, so that one
         odd file (even an empty one) would decide them for all. The view
-        lists the folder when it is created, that is once per run.
+        lists the folder when it is created, that is once per run. With
+        written_after (timestamp text, 'YYYY-MM-DDTHH:MM:SS'), a second view
+        over the files modified after it, whose name is returned instead;
+        for a table source, none.
     -#}
     {%- if not execute or events.schema != 'parquet' -%}
-        {{ return(events) }}
+        {{ return(events if written_after is none else none) }}
     {%- endif -%}
-    {%- call statement('visitor_lookup_event_files') -%}
-        create or replace temporary view visitor_lookup_event_files ({{ visitor_lookup_event_columns() }})
+    {%- set name = 'visitor_lookup_event_files' ~ ('' if written_after is none else '_written_since') -%}
+    {%- call statement(name) -%}
+        create or replace temporary view {{ name }} ({{ visitor_lookup_event_columns() }})
         using parquet
-        options (path {{ visitor_lookup_string_literal(events.identifier) }})
+        options (
+            path {{ visitor_lookup_string_literal(events.identifier) }}
+            {%- if written_after is not none %},
+            'modifiedAfter' {{ visitor_lookup_string_literal(written_after) }}
+            {%- endif %}
+        )
     {%- endcall -%}
-    {{ return('visitor_lookup_event_files') }}
+    {{ return(name) }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_recent_event_files(events, limits, max_skew_minutes) %}
+    {#-
+        The window's view over the files of the events folder modified since
+        this run's lower limit, less the clock-skew allowance, where it
+        reads the events without loaded_at: the file's time stands in for
+        theirs (spec §5), so a run does not read every file of the history
+        in full for them. None for a table source (no file times), and in
+        state 1 or 2, whose range starts at the start date: every file is
+        that recent, and a second read of the folder would double the first.
+    -#}
+    {%- if limits.state <= 2 -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set lower_limit = modules.datetime.datetime.strptime(limits.lower_limit[:19], '%Y-%m-%d %H:%M:%S') -%}
+    {%- set written_after = lower_limit - modules.datetime.timedelta(minutes=max_skew_minutes) -%}
+    {{ return(visitor_lookup_events_read(events, written_after=written_after.strftime('%Y-%m-%dT%H:%M:%S'))) }}
+{% endmacro %}
+
 
 {% macro visitor_lookup_check_event_files(events, since) %}
     {#-

@@ -123,13 +123,13 @@
 
 {% macro visitor_lookup_run_limits(limits_relation) %}
     {#-
-        This run's limits, run numbers and the manifest's greatest
+        This run's state, limits, run numbers and the manifest's greatest
         last_success before it, read back from base_new_event_limits (pass
         its ref) once per invocation, for the models and hooks that read them.
     -#}
     {%- if not execute -%}
         {{ return({
-            'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00',
+            'state': 1, 'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00',
             'run_number': 1, 'confirmed_run_number': 0, 'max_last_success': none,
         }) }}
     {%- endif -%}
@@ -139,6 +139,7 @@
     {%- endif -%}
     {%- set query -%}
         select
+            state,
             {{ visitor_lookup_timestamp_text('lower_limit') }} as lower_limit,
             {{ visitor_lookup_timestamp_text('upper_limit') }} as upper_limit,
             run_number,
@@ -148,6 +149,7 @@
     {%- endset -%}
     {%- set row = visitor_lookup_fetch_once('run limits ' ~ limits_relation, query) -%}
     {{ return({
+        'state': row['state'] | int,
         'lower_limit': row['lower_limit'],
         'upper_limit': row['upper_limit'],
         'run_number': row['run_number'] | int,

@@ -1,5 +1,6 @@
 {#-
-    Every event with loaded_at inside this run's range, normalised, each
+    Every event with loaded_at inside this run's range, and those only the
+    quarantine takes (loaded in the future, or without loaded_at), normalised, each
     marked with why it is invalid (NULL when valid) and, among valid copies
     of one event_id, its rank (1 = the copy that counts). Copies that carry
     an id named by an erasure request never enter (spec §7); when this run
@@ -21,7 +22,10 @@
 {%- set erasures_relation = ref('base_erased_events_this_run') -%}
 {%- set requests_relation = source('visitor_lookup_erasure', 'erasure_requests') -%}
 {%- set erasure = visitor_lookup_erasure_reads(erasures_relation) -%}
-{%- set events = visitor_lookup_events_read(source('visitor_lookup', 'pageviews')) %}
+{%- set events_source = source('visitor_lookup', 'pageviews') -%}
+{%- set events = visitor_lookup_events_read(events_source) -%}
+{#- Where the events without loaded_at are read apart (a folder, past the first run): its newer files only. -#}
+{%- set recent_files = visitor_lookup_recent_event_files(events_source, limits, max_skew_minutes) %}
 
 with source_events as (
     select
@@ -32,6 +36,19 @@ with source_events as (
         loaded_at
     from {{ events }}
 ),
+{%- if recent_files is not none %}
+
+recent_events_without_loaded_at as (
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at
+    from {{ recent_files }}
+    where loaded_at is null
+),
+{%- endif %}
 
 {%- if erasure.erased_events > 0 %}
 
@@ -42,10 +59,10 @@ erased_event_ids as (
 ),
 {%- endif %}
 
-events_in_window as (
-    -- Events without loaded_at, or loaded in the future, fall in no range: every run reads them and
-    -- the quarantine keeps them once. A run's upper limit is never after its clock, so the two
-    -- cannot meet.
+events_in_range as (
+    -- Events loaded in the future fall in no range: every run reads them (their loaded_at prunes the
+    -- files and row groups that hold none) and the quarantine keeps them once. A run's upper limit is
+    -- never after its clock, so the two cannot meet.
     select
         event_id,
         visitor_cookie_id,
@@ -56,12 +73,34 @@ events_in_window as (
     where
         loaded_at between {{ visitor_lookup_timestamp_literal(limits.lower_limit) }}
         and {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
-        or loaded_at is null
         or loaded_at > current_timestamp() + interval {{ max_skew_minutes }} minutes
+        {%- if recent_files is none %}
+        or loaded_at is null
+        {%- endif %}
         {%- if erasure.erased_events > 0 %}
         or loaded_at <= {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
         and cast(event_id as string) in (select erased_event_ids.event_id from erased_event_ids)
         {%- endif %}
+),
+
+events_in_window as (
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at
+    from events_in_range
+    {%- if recent_files is not none %}
+    union all
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at
+    from recent_events_without_loaded_at
+    {%- endif %}
 ),
 
 normalised_events as (

@@ -19,7 +19,7 @@
 {%- set limits = visitor_lookup_resolve_run_limits(manifest, this) -%}
 {#- What the models after this one read of it (visitor_lookup_run_limits), kept instead of read back. -#}
 {%- do visitor_lookup_keep_fact('run limits ' ~ this, {
-    'lower_limit': limits.lower_limit, 'upper_limit': limits.upper_limit,
+    'state': limits.state, 'lower_limit': limits.lower_limit, 'upper_limit': limits.upper_limit,
     'run_number': limits.run_number, 'confirmed_run_number': limits.confirmed_run_number,
     'max_last_success': limits.max_last_success,
 }) -%}
