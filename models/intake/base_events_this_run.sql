@@ -24,7 +24,7 @@
 {%- set erasure = visitor_lookup_erasure_reads(erasures_relation) -%}
 {%- set events_source = source('visitor_lookup', 'pageviews') -%}
 {%- set events = visitor_lookup_events_read(events_source) -%}
-{#- Where the events without loaded_at are read apart (a folder, past the first run): its newer files only. -#}
+{#- Where the events without loaded_at are read apart (a folder, in state 3 or 4): its newer files only. -#}
 {%- set recent_files = visitor_lookup_recent_event_files(events_source, limits, max_skew_minutes) %}
 
 with source_events as (
