@@ -161,7 +161,9 @@ class OwnProcess:
 @pytest.mark.slow
 def test_a_run_killed_at_any_moment_is_repaired_by_the_next(scenario: Scenario, tmp_path: Path) -> None:
     """Runs SIGKILLed (JVM and all) while the JVM starts, in a hook, while a per-run table is replaced, in a
-    merge and in on-run-end: the run right after each succeeds, and the tables end exact."""
+    merge and in on-run-end, one after the other: each run after a kill gets past what the killed one left to
+    the moment it is killed in turn, the run after the last succeeds, and the tables end exact. (One run
+    after all the kills, not one after each: every dbt process here starts a JVM of its own.)"""
     seed = int(os.environ.get("VISITOR_LOOKUP_KILL_SEED", time.time_ns() % 10_000))
     rng = random.Random(seed)
     processes = OwnProcess(scenario, tmp_path / "own")
@@ -179,12 +181,14 @@ def test_a_run_killed_at_any_moment_is_repaired_by_the_next(scenario: Scenario, 
         ("on-run-end", "START hook: visitor_lookup.on-run-end", rng.uniform(0.0, 1.0)),
     ]
     seen: list[Raw] = []
+    kills: list[str] = []
     for (moment, fragment, delay), batch in zip(moments, random_arrivals(seed=41, batches=5), strict=True):
         scenario.write_events(batch)
         seen += batch
-        killed, _ = processes.kill_at(moment, fragment, delay)
-        repair = processes.run()
-        assert "Completed successfully" in repair, f"seed {seed}, {moment} + {delay:.2f} s, running: {killed}"
+        running, _ = processes.kill_at(f"seed {seed}, after {kills}: {moment}", fragment, delay)
+        kills.append(f"{moment} + {delay:.2f} s, running: {running}")
+    repair = processes.run()
+    assert "Completed successfully" in repair, f"seed {seed}, after {kills}"
     tables = processes.export()
     expected = lookup_tables(processed_events(seen).values())
     assert tables["duplicate_ids"] == [["0"]], f"seed {seed}"
