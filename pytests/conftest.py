@@ -10,17 +10,21 @@ extension), so a pytest run covers one format: `--table-format iceberg`
 the suite once per format. Tests marked `same_on_both_formats` check what
 does not depend on the format (SQL over the manifest, intake into the
 per-run Parquet tables, dbt's ordering, the invariant tests' SQL) and run in
-the Iceberg pass only; the Delta pass keeps what Delta does its own way:
-merges, compaction, erasure, expiry, the run history, the host project and
-the Thrift Server.
+the Iceberg pass, or in the Delta pass where the marker says
+`checked_on="delta"` (so that the two passes, run side by side, end about
+together); the Delta pass also keeps what Delta does its own way: merges,
+compaction, erasure, expiry, the run history, the host project and the
+Thrift Server.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import re
+import shutil
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -67,15 +71,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--table-format") == "iceberg":
-        return
-    same = pytest.mark.skip(reason="same on both formats: checked in the Iceberg pass")
-    iceberg = pytest.mark.skip(reason="what only Iceberg tables do")
+    pass_format = config.getoption("--table-format")
     for item in items:
-        if item.get_closest_marker("same_on_both_formats"):
-            item.add_marker(same)
-        if item.get_closest_marker("iceberg_only"):
-            item.add_marker(iceberg)
+        same = item.get_closest_marker("same_on_both_formats")
+        checked_on = same.kwargs.get("checked_on", "iceberg") if same else pass_format
+        if checked_on != pass_format:
+            reason = f"same on both formats: checked in the {checked_on} pass"
+            item.add_marker(pytest.mark.skip(reason=reason))
+        if pass_format == "delta" and item.get_closest_marker("iceberg_only"):
+            item.add_marker(pytest.mark.skip(reason="what only Iceberg tables do"))
 
 
 def table_format() -> str:
@@ -129,11 +133,34 @@ class Scenario:
         if vars:
             command += ["--vars", json.dumps(vars, default=str)]
         runner = dbtRunner(callbacks=[lambda event: self.log_lines.append(event.info.msg)])
-        result = runner.invoke(command)
+        with self._parse_kept_per_vars(vars):
+            result = runner.invoke(command)
         if result.success != ok:
             tail = "\n".join(self.log_lines[-40:])
             raise AssertionError(f"dbt {' '.join(args)} success={result.success}, wanted {ok}:\n{tail}")
         return result
+
+    @contextmanager
+    def _parse_kept_per_vars(self, vars: dict | None) -> Iterator[None]:
+        """Give dbt the parse it saved for these vars, and keep the one it saves under them.
+
+        dbt keeps one parse per target folder and parses the whole project again (seconds) whenever
+        the --vars differ from the last invocation's; a scenario that alternates between a few sets
+        of vars parses once per set instead. dbt still checks the parse it is given against the
+        project and the profile, as it checks its own.
+        """
+        current = self.target_dir / "partial_parse.msgpack"
+        key = hashlib.sha256(json.dumps(vars or {}, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        kept = self.target_dir / "parses" / f"{key}.msgpack"
+        current.unlink(missing_ok=True)
+        if kept.exists():
+            shutil.copyfile(kept, current)
+        try:
+            yield
+        finally:
+            if current.exists():
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(current, kept)
 
     @property
     def target_schema(self) -> str:
