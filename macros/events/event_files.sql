@@ -87,10 +87,11 @@
             where modificationtime > {{ visitor_lookup_timestamp_literal(since) }}
         ),
 
-        files_read_as_events as (
+        counts_per_file as (
             -- A file that cannot be read with these columns and types is skipped here, not raised.
+            -- Grouped by the reader's path as it is: its key is made once per file, not once per row.
             select
-                {{ visitor_lookup_file_key('input_file_name()') }} as file_key,
+                input_file_name() as file_uri,
                 count(*) as events,
                 count(event_id) as with_event_id,
                 count(visitor_cookie_id) as with_visitor_cookie_id,
@@ -98,7 +99,19 @@
                 count(landed) as with_landed,
                 count(loaded_at) as with_loaded_at
             from visitor_lookup_new_event_files
-            group by 1
+            group by input_file_name()
+        ),
+
+        files_read_as_events as (
+            select
+                {{ visitor_lookup_file_key('file_uri') }} as file_key,
+                events,
+                with_event_id,
+                with_visitor_cookie_id,
+                with_user_id,
+                with_landed,
+                with_loaded_at
+            from counts_per_file
         )
 
         -- Every count is selected: a column no output needs would not be read, nor its type checked.
@@ -199,23 +212,37 @@
             where path in ({{ path_list }})
         ),
 
-        rows_read as (
+        rows_per_file as (
             -- no column asked for: only the row counts in each file's footer are read
             select
-                {{ visitor_lookup_file_key('input_file_name()') }} as file_key,
+                input_file_name() as file_uri,
                 count(*) as row_count
             from visitor_lookup_new_event_file_rows
-            group by 1
+            group by input_file_name()
         ),
 
-        events_read as (
+        events_per_file as (
             -- every column asked for (in an expression that can be NULL, which count cannot drop),
             -- so that each is read and its type checked
             select
-                {{ visitor_lookup_file_key('input_file_name()') }} as file_key,
+                input_file_name() as file_uri,
                 count(coalesce(event_id, visitor_cookie_id, user_id, landed, loaded_at)) as events
             from visitor_lookup_new_event_files
-            group by 1
+            group by input_file_name()
+        ),
+
+        rows_read as (
+            select
+                {{ visitor_lookup_file_key('file_uri') }} as file_key,
+                row_count
+            from rows_per_file
+        ),
+
+        events_read as (
+            select
+                {{ visitor_lookup_file_key('file_uri') }} as file_key,
+                events
+            from events_per_file
         )
 
         select
