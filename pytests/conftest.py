@@ -75,6 +75,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         same = item.get_closest_marker("same_on_both_formats")
         checked_on = same.kwargs.get("checked_on", "iceberg") if same else pass_format
+        if checked_on not in LOCAL_TARGETS:
+            # A misspelt format would skip the test in both passes, and nothing would say so.
+            formats = sorted(LOCAL_TARGETS)
+            raise pytest.UsageError(f"{item.nodeid}: checked_on={checked_on!r}, not one of {formats}")
         if checked_on != pass_format:
             reason = f"same on both formats: checked in the {checked_on} pass"
             item.add_marker(pytest.mark.skip(reason=reason))
