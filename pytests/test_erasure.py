@@ -17,6 +17,12 @@ from .test_storage import folder
 
 ERASURE_COLUMNS = ("erasure_requests_done", "events_erased", "quarantined_erased")
 REFRESH = {**VARS, "visitor_lookup__allow_refresh": True}
+SCRATCH_TABLES = (
+    "base_new_event_limits",
+    "base_erased_events_this_run",
+    "base_events_this_run",
+    "base_cookie_changes_this_run",
+)
 
 
 class Requests:
@@ -59,6 +65,18 @@ def assert_exact(scenario: Scenario, seen: list[Raw], requests: Requests) -> Non
     assert {(Raw(*row[:5]), row.invalid_reason) for row in rows} == quarantined(remaining)
 
 
+def scratch_tables_created(scenario: Scenario) -> dict[str, str]:
+    """When each per-run table was created: a run that overwrites it in place leaves that as it was."""
+    return {
+        table: next(
+            row.data_type
+            for row in scenario.sql(f"describe table extended {{schema}}.{table}")
+            if row.col_name == "Created Time"
+        )
+        for table in SCRATCH_TABLES
+    }
+
+
 def erasure_log(scenario: Scenario) -> dict[str, tuple]:
     rows = scenario.sql(
         "select request_id, run_number, events_erased, quarantined_erased from {schema}.erasure_log"
@@ -98,6 +116,7 @@ def test_hand_made_erasures_are_exact_and_never_come_back(scenario: Scenario) ->
     scenario.write_events(first)
     scenario.dbt("run", vars=VARS)
     assert_exact(scenario, first, requests)
+    created = scratch_tables_created(scenario)
 
     requests.add(scenario, "r-ann", user="ann")
     scenario.dbt("run", vars=VARS)
@@ -126,6 +145,8 @@ def test_hand_made_erasures_are_exact_and_never_come_back(scenario: Scenario) ->
     # runs with nothing to erase, then a rebuild from every raw event: nothing erased comes back
     scenario.dbt("run", vars=VARS)
     assert_exact(scenario, seen, requests)
+    # the first run's query, the erasing runs' and this one's differ; the per-run tables' columns do not
+    assert scratch_tables_created(scenario) == created
     scenario.dbt("run", "--full-refresh", vars=REFRESH)
     assert_exact(scenario, seen, requests)
     scenario.dbt("test", vars={**VARS, "visitor_lookup__test_scope": "all"})

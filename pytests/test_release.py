@@ -59,7 +59,7 @@ def test_source_freshness_and_the_docs_site_work_on_the_embedded_default(scenari
     assert PAGEVIEWS in lineage["model.visitor_lookup.base_events_this_run"]
 
 
-def test_the_public_view_s_contract_fails_a_build_that_changes_a_column_s_type(
+def test_declared_columns_stop_a_build_that_changes_a_type_or_leaves_one_out(
     scenario: Scenario, tmp_path: Path
 ) -> None:
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -81,6 +81,12 @@ def test_the_public_view_s_contract_fails_a_build_that_changes_a_column_s_type(
 
     assert scenario.logged("enforced contract") and scenario.logged("start_day")
     assert (scenario.sql(columns), scenario.table("visitor_lookup")) == before
+
+    # a per-run table's columns are declared with their types too: one without stops the run, named
+    declared = project / "models" / "run" / "run.yml"
+    declared.write_text(declared.read_text().replace("        data_type: array<string>\n", "", 1))
+    scenario.dbt("run", "--select", "base_new_event_limits", vars=vars, ok=False)
+    assert scenario.logged("column models_missing of base_new_event_limits has no data_type: declare one")
 
 
 def test_performance_is_a_page_of_current_results_with_their_chart() -> None:

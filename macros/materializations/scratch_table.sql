@@ -1,27 +1,38 @@
 {#-
     Materialization `scratch_table`: a per-run table, written again by every
     run. dbt's table materialization drops the table and creates it, two
-    statements; here the table is overwritten in place, one, when it was
-    created from a query of the same shape (scratch_table_shape), kept in
-    the table property visitor_lookup.shape, which dbt's listing of the
-    schema shows. Queries of one shape give the same columns of the same
-    types, so INSERT OVERWRITE puts every value in its column. Any other
-    query (a full build's, a new version of the project's) drops the table
-    and creates it, as dbt does.
+    statements; here the table is overwritten in place, one. The table's
+    columns are the ones the model's YAML declares, each cast to its
+    data_type, so a run's query gives the same columns of the same types
+    whatever it reads (a full build's, a run's with erasures). The columns
+    the table was created with are kept, hashed, in the table property
+    visitor_lookup.shape, which dbt's listing of the schema shows; a table
+    of other columns (a new version of the project's) is dropped and
+    created, as dbt does.
 -#}
 
 {% materialization scratch_table, default %}
     {%- set target_relation = this.incorporate(type='table') -%}
     {%- set existing = load_cached_relation(this) -%}
+    {%- set columns = scratch_table_columns() -%}
+    {%- set typed_query -%}
+        select
+        {%- for column in columns %}
+            cast({{ column.name }} as {{ column.data_type }}) as {{ column.name }}{{ ',' if not loop.last }}
+        {%- endfor %}
+        from (
+            {{ compiled_code }}
+        ) as model_query
+    {%- endset -%}
     {{ run_hooks(pre_hooks) }}
     {%- set shape = local_md5(tojson([
-        target_relation | string, config.get('file_format'), config.get('options'), scratch_table_shape(compiled_code),
+        target_relation | string, config.get('file_format'), config.get('options'), columns,
     ])) -%}
     {%- if existing is not none and existing.is_table
         and ('visitor_lookup.shape=' ~ shape) in (existing.information or '') -%}
         {%- call statement('main') -%}
             insert overwrite table {{ target_relation }}
-            {{ compiled_code }}
+            {{ typed_query }}
         {%- endcall -%}
     {%- else -%}
         {%- if existing is not none -%}
@@ -29,13 +40,40 @@
         {%- endif -%}
         {%- call statement('main') -%}
             {{ visitor_lookup_with_property(
-                get_create_table_as_sql(False, target_relation, compiled_code), 'visitor_lookup.shape', shape
+                get_create_table_as_sql(False, target_relation, typed_query), 'visitor_lookup.shape', shape
             ) }}
         {%- endcall -%}
     {%- endif -%}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
+
+
+{% macro scratch_table_columns() %}
+    {#-
+        The model's columns as its YAML declares them, in order, each with
+        its data_type; a scratch table's model must declare every column it
+        keeps, typed.
+    -#}
+    {%- set columns = [] -%}
+    {%- for column in model.columns.values() -%}
+        {%- if not column.data_type -%}
+            {%- do exceptions.raise_compiler_error(
+                "Visitor lookup: column " ~ column.name ~ " of " ~ model.name ~ " has no data_type: declare "
+                ~ "one under it in the model's YAML (a scratch_table's table has the declared columns, each "
+                ~ "cast to its type)"
+            ) -%}
+        {%- endif -%}
+        {%- do columns.append({'name': column.name, 'data_type': column.data_type}) -%}
+    {%- endfor -%}
+    {%- if not columns -%}
+        {%- do exceptions.raise_compiler_error(
+            "Visitor lookup: " ~ model.name ~ " declares no columns in its YAML; a scratch_table's table has "
+            ~ "the columns its YAML declares, each with its data_type"
+        ) -%}
+    {%- endif -%}
+    {{ return(columns) }}
+{% endmacro %}
 
 
 {% macro visitor_lookup_with_property(definition, name, value) %}
@@ -51,22 +89,4 @@
         definition,
         count=1,
     )) }}
-{% endmacro %}
-
-
-{% macro scratch_table_shape(query) %}
-    {#-
-        A query with the values a run puts in it left out, and nothing that
-        decides a column's type: its comments, every string literal's text, so that a
-        timestamp literal and a typed NULL read alike (both cast to the same
-        type), the elements of a cast string array, and integers of up to
-        nine digits (a run's limits and numbers are literals; an integer
-        that long is an int whatever its value, a decimal keeps its digits).
-    -#}
-    {#- A string literal (group 1 is its opening quote) becomes '', a comment nothing. -#}
-    {%- set shape = modules.re.sub("(')(?:[^'\\\\]|\\\\.)*'|--[^\\n]*", "\\1\\1", query) -%}
-    {%- set shape = modules.re.sub("\\btimestamp''", "cast('' as timestamp)", shape) -%}
-    {%- set shape = modules.re.sub("\\bcast\\(null as ", "cast('' as ", shape) -%}
-    {%- set shape = modules.re.sub("\\bcast\\(array\\(''(, '')*\\) as ", "cast(array() as ", shape) -%}
-    {{ return(modules.re.sub('(?<![.])\\b[0-9]{1,9}\\b(?![.])', '0', shape)) }}
 {% endmacro %}
