@@ -43,6 +43,11 @@ from visitor_lookup.spark_home import prepare_spark_home
 from .reference import LookupTables, Raw
 
 ROOT = Path(__file__).resolve().parents[1]
+# Spark's switches for its own tests, for the embedded session and the thrift cluster's application:
+# plans and expressions interpreted, no Java generated and compiled for them. A test's queries read a
+# few rows, and compiling code for each cost more than running it (docs/performance.md). What a query
+# returns does not depend on them; the benchmark runs Spark as users do.
+TEST_SWITCHES = (("spark.sql.codegen.wholeStage", "false"), ("spark.sql.codegen.factoryMode", "NO_CODEGEN"))
 # What dbt reads of the project (profiles/ aside): a copy of these is the project.
 PROJECT_FILES = ("models", "macros", "tests", "analyses", "dbt_project.yml", "selectors.yml")
 INCREMENTAL_MODELS = (
@@ -326,15 +331,8 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("VISITOR_LOOKUP_DRIVER_MEMORY", "3g")
     os.environ.setdefault("VISITOR_LOOKUP_SHUFFLE_PARTITIONS", "2")
-    # Spark's switches for its own tests: plans and expressions interpreted, no Java generated and
-    # compiled for them. A test's queries read a few rows, and compiling code for each cost more than
-    # running it (docs/performance.md).
-    # What a query returns does not depend on them; the benchmark runs Spark as users do.
-    os.environ.setdefault(
-        "PYSPARK_SUBMIT_ARGS",
-        "--conf spark.sql.codegen.wholeStage=false --conf spark.sql.codegen.factoryMode=NO_CODEGEN"
-        " pyspark-shell",
-    )
+    switches = " ".join(f"--conf {key}={value}" for key, value in TEST_SWITCHES)
+    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"{switches} pyspark-shell")
     yield path
 
 

@@ -20,7 +20,7 @@ from pyhive import hive
 
 from visitor_lookup.cluster import Cluster, free_port, running
 
-from .conftest import ROOT, Scenario, table_format
+from .conftest import ROOT, TEST_SWITCHES, Scenario, table_format
 from .reference import Raw, lookup_tables, normalise_id, processed_events
 from .test_erasure import Requests
 from .test_lookup_properties import VARS, random_arrivals
@@ -35,6 +35,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         thrift_port=free_port(),
         master_port=free_port(),
         table_format=table_format(),
+        spark_conf=TEST_SWITCHES,
     )
     with running(local):
         yield local

@@ -63,6 +63,8 @@ class Cluster:
     worker_cores: int = 1
     worker_memory: str = "4g"
     table_format: str = "iceberg"
+    # Spark settings for the Thrift Server's application on top of the profile output's (a test's switches).
+    spark_conf: tuple[tuple[str, str], ...] = ()
 
     @property
     def dbt_target(self) -> str:
@@ -227,6 +229,7 @@ def start(cluster: Cluster, timeout: float = 240, owned: bool = False) -> None:
             "spark.driver.extraJavaOptions": f"-Dderby.stream.error.file={cluster.home / 'derby.log'}",
             "spark.executor.memory": "2g",
             "spark.cores.max": str(cluster.workers * cluster.worker_cores),
+            **dict(cluster.spark_conf),
         }
         submit = [
             str(spark_home / "bin" / "spark-submit"),
