@@ -260,10 +260,25 @@ def test_empty_windows_move_the_state_past_a_gap(scenario: Scenario) -> None:
     assert_matches_reference(scenario, early + late)
 
 
+def landed_by_file(scenario: Scenario, name: str) -> list[list[dt.datetime]]:
+    """Each data file's landed values (UTC, naive) in the order the file holds them, the files by their
+    first value."""
+    listed = scenario.sql(f"select distinct input_file_name() as file from {{schema}}.{name}")
+    files = [pq.read_table(row.file.removeprefix("file:"), columns=["landed"]) for row in listed]
+    values = [[landed.replace(tzinfo=None) for landed in file["landed"].to_pylist()] for file in files]
+    return sorted((file for file in values if file), key=lambda landed: landed[0])
+
+
 def test_full_refresh_starts_again_from_start_date(scenario: Scenario) -> None:
+    # ids in the opposite order of landed: a build that writes in id order stores them backwards
+    late_in_the_day = [
+        Raw(f"o{n:02}", "c3", None, ts("2026-01-05 09:00") - dt.timedelta(minutes=n), ts("2026-01-05 10:00"))
+        for n in range(20)
+    ]
     first = [
         Raw("a1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:00")),
         Raw("a2", "c1", None, None, ts("2026-01-05 10:00")),
+        *late_in_the_day,
     ]
     second = [Raw("b1", "c2", "u2", ts("2026-01-06 10:00"), ts("2026-01-06 10:00"))]
     scenario.write_events(first)
@@ -288,6 +303,9 @@ def test_full_refresh_starts_again_from_start_date(scenario: Scenario) -> None:
     assert limits(scenario) == (1, ts("2026-01-01"), ts("2026-01-31"))
     assert_matches_reference(scenario, first + second)
     assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-06 10:00"))
+    # a full build stores the events in landed order, so that each file holds a stretch of time
+    stored_in_order = [landed for file in landed_by_file(scenario, "processed_events") for landed in file]
+    assert stored_in_order == sorted(event.landed for event in first + second if event.landed is not None)
 
 
 def bad_files(folder: Path) -> list[tuple[Path, str]]:

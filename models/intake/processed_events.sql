@@ -210,3 +210,7 @@ select
 from changes
 -- a full build has no stored row to delete
 where {{ 'true' if visitor_lookup_is_incremental() else "merge_action != 'delete'" }}
+-- a full build writes its rows in landed order, so that each file holds a
+-- stretch of time: a run that recomputes the touched cookies from an instant
+-- on reads only the files since then (their statistics skip the others)
+{{ '' if visitor_lookup_is_incremental() else 'order by landed' }}
