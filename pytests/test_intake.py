@@ -132,6 +132,41 @@ def test_copies_loaded_at_one_instant_fall_to_landed_then_cookie_then_user(scena
     assert stored_events(scenario)["t4"][1:4] == ("c7", "u7", ts("2026-01-05 10:05"))
 
 
+@pytest.mark.iceberg_only
+def test_stored_copies_are_read_right_when_the_table_has_delete_files(scenario: Scenario) -> None:
+    # A run reads the stored copies of its events from the data files that hold their keys, directly.
+    # Set to merge-on-read (by hand here: the project writes copy-on-write), an update leaves the
+    # replaced row in its data file, deleted only by a delete file: such a table is read whole.
+    first = [
+        Raw("a1", "c1", "u1", ts("2026-01-05 06:00"), ts("2026-01-05 12:00")),
+        Raw("a2", "c2", "u2", ts("2026-01-05 11:00"), ts("2026-01-05 11:00")),
+    ]
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+    scenario.sql(
+        "alter table {schema}.processed_events set tblproperties ('write.update.mode' = 'merge-on-read', "
+        "'write.delete.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read')"
+    )
+    # delivered late, loaded before the stored copy of a1: it takes its place
+    second = [
+        Raw("a1", "c1", "u1", ts("2026-01-05 06:00"), ts("2026-01-05 06:30")),
+        Raw("b1", "c3", "u3", ts("2026-01-05 13:00"), ts("2026-01-05 13:00")),
+    ]
+    scenario.write_events(second)
+    scenario.dbt("run", vars=VARS)
+    assert scenario.sql("select count(*) as files from {schema}.processed_events.delete_files") == [(1,)]
+
+    # Loaded after the copy that counts, which this run's window no longer reaches, and before the
+    # replaced one, which it reads again: only the deleted row would let it in.
+    third = [Raw("a1", "c4", "u4", ts("2026-01-05 06:00"), ts("2026-01-05 11:00"))]
+    scenario.write_events(third)
+    scenario.dbt("run", vars=VARS)
+
+    assert limits(scenario)[1] == ts("2026-01-05 07:00")
+    assert_matches_reference(scenario, first + second + third)
+    assert stored_events(scenario)["a1"][1:] == ("c1", "u1", ts("2026-01-05 06:00"), ts("2026-01-05 06:30"))
+
+
 def test_new_file_is_seen_and_overlapping_windows_count_once(scenario: Scenario) -> None:
     first = [
         Raw("a1", "c1", None, ts("2026-01-05 09:55"), ts("2026-01-05 10:00")),

@@ -111,6 +111,7 @@
     {%- for key in keys -%}
         {%- do predicates.append('target.' ~ key ~ ' = source.' ~ key) -%}
     {%- endfor -%}
+    {%- do action_merge_add_columns(target) -%}
     {#-
         Written, not a cached view: Spark drops the cache of every plan that
         reads the target as soon as the MERGE writes it.
@@ -155,6 +156,46 @@
         {%- endcall -%}
     {%- endif -%}
     {%- do adapter.dispatch('action_merge_clear_changes', 'visitor_lookup')(target) -%}
+{% endmacro %}
+
+
+{% macro action_merge_add_columns(target) %}
+    {#-
+        The columns a model's YAML declares as added after tables were built
+        (meta visitor_lookup_added_column, with their data_type and fill, an
+        expression of the row): a table without one gets it, filled for the
+        rows it holds, so a warehouse built by an earlier version keeps going
+        without a full refresh. Its model reads a key not filled yet as
+        matching anything (visitor_lookup_stored_rows), so a run stopped
+        between the two statements costs speed, not rows.
+    -#}
+    {%- set added = {} -%}
+    {%- for name, column in model.columns.items() if column.meta.visitor_lookup_added_column is defined -%}
+        {%- do added.update({name | lower: column.meta.visitor_lookup_added_column}) -%}
+    {%- endfor -%}
+    {%- if not added -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set stored = visitor_lookup_stored_columns(target) -%}
+    {%- set missing = added.keys() | reject('in', stored) | list -%}
+    {%- if not missing -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- call statement('action_merge_add_columns') -%}
+        alter table {{ target }} add columns (
+        {%- for name in missing %}
+            {{ name }} {{ added[name].data_type }}{{ ',' if not loop.last }}
+        {%- endfor %}
+        )
+    {%- endcall -%}
+    {%- call statement('action_merge_fill_columns') -%}
+        update {{ target }} set
+        {%- for name in missing %}
+            {{ name }} = {{ added[name].fill }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    {%- endcall -%}
+    {%- do log("Visitor lookup: " ~ target ~ ": added and filled column " ~ missing | join(', ')
+        ~ " (a table built by an earlier version)", info=True) -%}
 {% endmacro %}
 
 

@@ -4,7 +4,9 @@
     changes nothing; a copy that arrives late but was loaded earlier than the
     stored one replaces it, and the row keeps the replaced copy's cookie and
     landed so the lookup models can recompute what that copy had shaped.
-    run_number says which run stored the row (base_cookie_changes_this_run).
+    run_number says which run stored the row (base_cookie_changes_this_run);
+    event_key, a 64-bit hash of event_id, lets a run find the files holding
+    the stored copies of its events without reading their ids.
     An erased event (spec §7) is deleted, or replaced by its best copy that
     no request names; a row that remembers an erased cookie as replaced
     forgets it. erased_cookies, written first, keeps the cookies to recompute.
@@ -22,6 +24,14 @@
 -- depends_on: {{ ref('erased_cookies') }}
 
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) %}
+
+{#- The stored rows this run compares with are those of its events' ids and of the erased ones. -#}
+{%- set keys_of_run_events -%}
+select xxhash64(event_id) from {{ ref('base_new_events_this_run') }}
+union all
+select xxhash64(event_id) from {{ ref('base_erased_events_this_run') }}
+where kind in ('event', 'replaced')
+{%- endset %}
 
 with new_events as (
     select
@@ -56,14 +66,18 @@ stored_events as (
         landed,
         loaded_at,
         vcid_first_two
-    from {{ visitor_lookup_this_or_empty({
-        'event_id': 'string',
-        'visitor_cookie_id': 'string',
-        'user_id': 'string',
-        'landed': 'timestamp',
-        'loaded_at': 'timestamp',
-        'vcid_first_two': 'string',
-    }) }}
+    from {{ visitor_lookup_stored_rows(
+        {
+            'event_id': 'string',
+            'visitor_cookie_id': 'string',
+            'user_id': 'string',
+            'landed': 'timestamp',
+            'loaded_at': 'timestamp',
+            'vcid_first_two': 'string',
+        },
+        'event_key',
+        keys_of_run_events,
+    ) }}
 ),
 
 remaining_stored_events as (
@@ -206,7 +220,8 @@ select
     vcid_first_two,
     replaced_visitor_cookie_id,
     replaced_landed,
-    {{ limits.run_number }} as run_number
+    {{ limits.run_number }} as run_number,
+    xxhash64(event_id) as event_key
 from changes
 -- a full build has no stored row to delete
 where {{ 'true' if visitor_lookup_is_incremental() else "merge_action != 'delete'" }}
