@@ -1,5 +1,5 @@
-"""A warehouse built by an earlier version keeps going after an upgrade: its state carries over, with no
-backfill, and the tables stay exact."""
+"""A warehouse built by an earlier version keeps going after an upgrade: its state carries over, with nothing
+to do by hand, and the tables stay exact."""
 
 from __future__ import annotations
 
