@@ -212,7 +212,7 @@ def test_the_lookup_tests_name_each_problem_of_a_touched_cookie(history: Scenari
 
 COPIED_COLUMNS = (
     "event_id, visitor_cookie_id, user_id, landed, loaded_at, vcid_first_two, "
-    "replaced_visitor_cookie_id, replaced_landed"
+    "replaced_visitor_cookie_id, replaced_landed, event_key"
 )
 # For each scoped check of processed_events: how one row (its event id in {event_id}) breaks it, then the
 # failing row's columns and the values expected there.
