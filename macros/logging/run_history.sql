@@ -118,13 +118,8 @@
         )
         {{ visitor_lookup_kept_table_options() }}
     {%- endcall -%}
-    {%- elif ' events_erased:' not in (existing_runs.information or '')
-        and 'events_erased' not in adapter.get_columns_in_relation(runs) | map(attribute='name') | list -%}
-    {#-
-        A table created before erasure existed: its columns come last, as in
-        a new one. dbt's listing of the schema (its information) names the
-        columns on Spark; DESCRIBE only where it does not.
-    -#}
+    {%- elif 'events_erased' not in visitor_lookup_stored_columns(existing_runs) -%}
+    {#- A table created before erasure existed: its columns come last, as in a new one. -#}
     {%- call statement('visitor_lookup_add_runs_erasure_columns') -%}
         alter table {{ runs }} add columns ({{ visitor_lookup_runs_erasure_columns() }})
     {%- endcall -%}
