@@ -336,7 +336,8 @@ def test_the_table_format_is_the_session_catalog_s_whatever_the_target_s_name(
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     scenario.write_events([Raw("e1", "c1", "u1", now - dt.timedelta(hours=2), now - dt.timedelta(hours=1))])
     vars = {
-        "visitor_lookup__start_date": str(now.date()),
+        # the day before the event's: the event lands two hours ago, yesterday in the first hours of a day
+        "visitor_lookup__start_date": str((now - dt.timedelta(days=1)).date()),
         "visitor_lookup__events_path": str(scenario.events_dir),
     }
     scenario.dbt("run", "--target", f"prod_{other}_backup", vars=vars)

@@ -279,7 +279,8 @@ def test_one_run_at_a_time(cluster: Cluster, tmp_path: Path) -> None:
     assert scenario.sql("select count(*) from {schema}.run_lock") == [(0,)]
 
 
-@pytest.mark.same_on_both_formats
+# Checked in the Delta pass: it mostly waits out two leases, time the Iceberg pass (the longer) needs.
+@pytest.mark.same_on_both_formats(checked_on="delta")
 def test_a_killed_run_holds_the_lock_only_until_its_lease_lapses(cluster: Cluster, tmp_path: Path) -> None:
     scenario = ThriftScenario("thrift_lock_lease", tmp_path, cluster)
     lease = {"visitor_lookup__lock_lease_minutes": 1}
