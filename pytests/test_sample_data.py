@@ -157,6 +157,17 @@ def test_benchmark_targets_say_where_the_exact_run_floor_stands() -> None:
         "MISSED hooks of each kind in an incremental run <= 2: 4 hooks",
         "MISSED tables equal the peer's",
     ]
+    # a larger history of 100 M events or more adds the tighter targets of a long nightly rebuild
+    assert [target_line(t) for t in assess_targets(small, large, thrift=False, large_size=100_000_000)][
+        12:
+    ] == [
+        "MISSED incremental <= 0.1 x peer (scale x H of 100 M or more): 0.60 x peer; the exact-run floor"
+        " 0.28 x peer (misses it too)",
+        "met  incremental on scale x H of 100 M or more <= 1.3 x on H: 1.25 x on H; the exact-run floor"
+        " 1.17 x on H (meets it)",
+        "MISSED dbt test <= 0.1 x peer (scale x H of 100 M or more): 0.36 x peer; the exact-run floor 0.20 x"
+        " peer (misses it too)",
+    ]
 
 
 def test_benchmark_chart_draws_each_step_through_its_measured_points() -> None:

@@ -1,7 +1,8 @@
 -- The events every exact run stores and compares new ones with. The first run (setup, not timed) stores
 -- every event loaded up to run_floor__loaded_after; a later run reads the events loaded after it and up
--- to run_floor__loaded_until, and appends one copy of each whose id is not stored yet. No cleaning, no
--- replacing of stored copies, no quarantine: less than any exact run does.
+-- to run_floor__loaded_until, and appends one copy of each whose id is not stored yet. No cleaning but
+-- the drop of events without landed (no lookup table can place them, and a cookie seen only in them would
+-- get a row without a date), no replacing of stored copies, no quarantine: less than any exact run does.
 {{
     config(
         materialized='incremental',
@@ -9,6 +10,10 @@
         incremental_strategy='append',
     )
 }}
+
+{#- the events read: on the first run, the history, up to run_floor__loaded_after -#}
+{%- set loaded_after = var('run_floor__loaded_after') if is_incremental() else '0001-01-01 00:00:00' %}
+{%- set loaded_until = var('run_floor__loaded_until') if is_incremental() else var('run_floor__loaded_after') %}
 
 with source_events as (
     select
@@ -19,12 +24,9 @@ with source_events as (
         loaded_at
     from parquet.`{{ var('run_floor__events_path') }}`
     where
-    {% if is_incremental() %}
-        loaded_at > timestamp '{{ var("run_floor__loaded_after") }}'
-        and loaded_at <= timestamp '{{ var("run_floor__loaded_until") }}'
-    {% else %}
-        loaded_at <= timestamp '{{ var("run_floor__loaded_after") }}'
-    {% endif %}
+        landed is not null
+        and loaded_at > timestamp '{{ loaded_after }}'
+        and loaded_at <= timestamp '{{ loaded_until }}'
 ),
 
 stored_ids as (
