@@ -18,7 +18,7 @@ import pytest
 from visitor_lookup.benchmark import assess_targets, chart_svg, new_events, target_line
 from visitor_lookup.generate import write_batches
 
-from .conftest import Scenario
+from .conftest import ROOT, Scenario, table_format, ts
 from .reference import Raw, invalid_reason, processed_events
 from .test_intake import assert_matches_reference
 
@@ -117,6 +117,34 @@ def test_benchmark_new_events_are_new_and_sit_beside_the_history(tmp_path: Path)
     earlier_ids = {r.event_id for r in stored} | {r.event_id for r in arriving}
     assert not {r.event_id for r in second if r.event_id is not None} & earlier_ids
     assert min(r.loaded_at for r in second if r.loaded_at) > max(r.loaded_at for r in arriving if r.loaded_at)
+
+
+def test_the_exact_run_floor_passes_its_own_test_when_a_new_cookie_has_only_an_event_without_landed(
+    scenario: Scenario,
+) -> None:
+    # the benchmark's yardstick: its first run stores the history, the timed one the events loaded after it
+    scenario.project_dir = ROOT / "visitor_lookup" / "run_floor"
+    scenario.write_events([Raw("h1", "c1", "u1", ts("2026-01-02 10:00"), ts("2026-01-02 10:05"))])
+    scenario.write_events(
+        [
+            Raw("n1", "c1", "u1", ts("2026-01-03 09:00"), ts("2026-01-03 10:00")),
+            Raw("n2", "c2", "u2", None, ts("2026-01-03 10:00")),
+        ]
+    )
+    floor_vars = {
+        "run_floor__file_format": table_format(),
+        "run_floor__events_path": str(scenario.events_dir),
+        "run_floor__loaded_after": "2026-01-02 12:00:00",
+        "run_floor__loaded_until": "2026-01-03 12:00:00",
+    }
+    scenario.dbt("run", "--select", "exact_run", vars=floor_vars)
+    scenario.dbt("run", "--select", "exact_run", vars=floor_vars)
+    scenario.dbt("test", "--select", "exact_run", vars=floor_vars)
+    # appended, not merged: the run adds the cookie's row again, with the earlier of the two dates
+    first_dates = scenario.sql("select visitor_cookie_id, first_date from {schema}.exact_run_first_dates")
+    assert sorted(map(tuple, first_dates)) == [("c1", ts("2026-01-02 10:00"))] * 2
+    stored = scenario.sql("select event_id from {schema}.exact_run_events")
+    assert sorted(row.event_id for row in stored) == ["h1", "n1"]
 
 
 def benchmark_result(
