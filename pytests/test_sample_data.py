@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from visitor_lookup import generate
 from visitor_lookup.benchmark import assess_targets, chart_svg, new_events, target_line
 from visitor_lookup.generate import write_batches
 
@@ -99,6 +100,18 @@ def test_generated_batches_through_the_pipeline(scenario: Scenario, tmp_path: Pa
         scenario.dbt("run", vars=run_vars)
         assert_matches_reference(scenario, seen)
     scenario.dbt("test", vars=run_vars)
+
+
+def test_generator_writes_the_same_files_when_it_holds_fewer_events_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = write_batches(tmp_path / "whole", 20_000, 5, END, 7, seed=11, progress=False)
+    monkeypatch.setattr(generate, "HELD_EVENTS", 3_000)  # parts written six times over
+    in_parts = write_batches(tmp_path / "in_parts", 20_000, 5, END, 7, seed=11, progress=False)
+    assert [path.name for path in in_parts] == [path.name for path in whole]
+    for held, parted in zip(whole, in_parts, strict=True):
+        assert pq.read_table(parted).equals(pq.read_table(held)), parted.name
+    assert sorted(path.name for path in (tmp_path / "in_parts").iterdir()) == [path.name for path in whole]
 
 
 def test_benchmark_new_events_are_new_and_sit_beside_the_history(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import random
+import shutil
 import sys
 import uuid
 from collections.abc import Iterator
@@ -130,6 +131,16 @@ def generate(
                 yield (event[0], event[1], event[2], event[3], redelivered), False
 
 
+# Events held in memory before each batch's share goes to a part file: a history of 100 M events held
+# whole would need more memory than the machine has.
+HELD_EVENTS = 2_000_000
+
+
+def _events_table(rows: list[Event]) -> pa.Table:
+    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in SCHEMA.names]
+    return pa.table(dict(zip(SCHEMA.names, columns, strict=True)), schema=SCHEMA)
+
+
 def write_batches(
     out: Path, events: int, batches: int, end: dt.datetime, days: float, seed: int, progress: bool
 ) -> list[Path]:
@@ -137,6 +148,10 @@ def write_batches(
     start = end - dt.timedelta(days=days)
     slice_seconds = (end - start).total_seconds() / batches
     buckets: list[list[Event]] = [[] for _ in range(batches)]
+    out.mkdir(parents=True, exist_ok=True)
+    parts_folder = out / "parts"
+    parts: list[list[Path]] = [[] for _ in range(batches)]
+    held = 0
     step = max(1, events // 20)
     for count, (event, straggler) in enumerate(generate(events, end, days, seed), start=1):
         loaded_at = event[4]
@@ -147,18 +162,28 @@ def write_batches(
             if straggler:
                 index = min(batches - 1, index + 1)
         buckets[index].append(event)
+        held += 1
+        if held == HELD_EVENTS:
+            parts_folder.mkdir(exist_ok=True)
+            for number, rows in enumerate(buckets):
+                if rows:
+                    part = parts_folder / f"batch_{number + 1:04d}_{len(parts[number]):04d}.parquet"
+                    pq.write_table(_events_table(rows), part)
+                    parts[number].append(part)
+                    rows.clear()
+            held = 0
         if progress and count % step == 0:
             print(f"generated {count:,} / ~{events:,} events", file=sys.stderr, flush=True)
-    out.mkdir(parents=True, exist_ok=True)
     paths = []
     for index, rows in enumerate(buckets, start=1):
         path = out / f"batch_{index:04d}.parquet"
-        columns = list(zip(*rows, strict=True)) if rows else [[] for _ in SCHEMA.names]
-        table = pa.table(dict(zip(SCHEMA.names, columns, strict=True)), schema=SCHEMA)
-        pq.write_table(table, path)
+        # the parts in the order they were written, then the rest: the rows in the order they were made
+        table = pa.concat_tables([*map(pq.read_table, parts[index - 1]), _events_table(rows)])
+        pq.write_table(table.combine_chunks(), path)
         paths.append(path)
         if progress:
-            print(f"wrote {path} ({len(rows):,} rows)", file=sys.stderr, flush=True)
+            print(f"wrote {path} ({table.num_rows:,} rows)", file=sys.stderr, flush=True)
+    shutil.rmtree(parts_folder, ignore_errors=True)
     return paths
 
 
