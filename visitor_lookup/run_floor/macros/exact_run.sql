@@ -15,3 +15,13 @@
     {%- endfor -%}
     {{ return('(select ' ~ casts | join(', ') ~ ' where false)') }}
 {% endmacro %}
+
+
+{% macro exact_run_loaded_after() %}
+    {#-
+        The loaded_at after which a floor model reads its events: on its
+        first run, every event (the history); on a later run, those loaded
+        after run_floor__loaded_after.
+    -#}
+    {{ return(var('run_floor__loaded_after') if is_incremental() else '0001-01-01 00:00:00') }}
+{% endmacro %}

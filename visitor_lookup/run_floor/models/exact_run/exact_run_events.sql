@@ -12,7 +12,7 @@
 }}
 
 {#- the events read: on the first run, the history, up to run_floor__loaded_after -#}
-{%- set loaded_after = var('run_floor__loaded_after') if is_incremental() else '0001-01-01 00:00:00' %}
+{%- set loaded_after = exact_run_loaded_after() %}
 {%- set loaded_until = var('run_floor__loaded_until') if is_incremental() else var('run_floor__loaded_after') %}
 
 with source_events as (

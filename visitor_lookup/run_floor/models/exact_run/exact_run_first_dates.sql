@@ -10,7 +10,7 @@
 }}
 
 {#- the run's events: on the first run, every stored event -#}
-{%- set run_events_after = var('run_floor__loaded_after') if is_incremental() else '0001-01-01 00:00:00' %}
+{%- set run_events_after = exact_run_loaded_after() %}
 
 with run_events as (
     select
