@@ -132,16 +132,23 @@ def test_benchmark_new_events_are_new_and_sit_beside_the_history(tmp_path: Path)
     assert min(r.loaded_at for r in second if r.loaded_at) > max(r.loaded_at for r in arriving if r.loaded_at)
 
 
-def test_the_exact_run_floor_passes_its_own_test_when_a_new_cookie_has_only_an_event_without_landed(
+def test_the_exact_run_floor_skips_stored_ids_and_passes_its_own_test_when_a_new_cookie_has_no_landed(
     scenario: Scenario,
 ) -> None:
     # the benchmark's yardstick: its first run stores the history, the timed one the events loaded after it
     scenario.project_dir = ROOT / "visitor_lookup" / "run_floor"
-    scenario.write_events([Raw("h1", "c1", "u1", ts("2026-01-02 10:00"), ts("2026-01-02 10:05"))])
+    scenario.write_events(
+        [
+            Raw("h1", "c1", "u1", ts("2026-01-02 10:00"), ts("2026-01-02 10:05")),
+            Raw("h2", "c3", None, ts("2026-01-02 11:00"), ts("2026-01-02 11:05")),
+        ]
+    )
     scenario.write_events(
         [
             Raw("n1", "c1", "u1", ts("2026-01-03 09:00"), ts("2026-01-03 10:00")),
             Raw("n2", "c2", "u2", None, ts("2026-01-03 10:00")),
+            # a stored id delivered again: compared with the stored ids (on Iceberg through their keys)
+            Raw("h1", "c1", "u1", ts("2026-01-02 10:00"), ts("2026-01-03 10:00")),
         ]
     )
     floor_vars = {
@@ -155,9 +162,11 @@ def test_the_exact_run_floor_passes_its_own_test_when_a_new_cookie_has_only_an_e
     scenario.dbt("test", "--select", "exact_run", vars=floor_vars)
     # appended, not merged: the run adds the cookie's row again, with the earlier of the two dates
     first_dates = scenario.sql("select visitor_cookie_id, first_date from {schema}.exact_run_first_dates")
-    assert sorted(map(tuple, first_dates)) == [("c1", ts("2026-01-02 10:00"))] * 2
-    stored = scenario.sql("select event_id from {schema}.exact_run_events")
-    assert sorted(row.event_id for row in stored) == ["h1", "n1"]
+    assert sorted(map(tuple, first_dates)) == [("c1", ts("2026-01-02 10:00"))] * 2 + [
+        ("c3", ts("2026-01-02 11:00"))
+    ]
+    stored = scenario.sql("select event_id, event_key from {schema}.exact_run_events")
+    assert sorted(row.event_id for row in stored) == ["h1", "h2", "n1"]
 
 
 def benchmark_result(

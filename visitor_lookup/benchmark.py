@@ -7,8 +7,9 @@ step a fresh process as an orchestrator runs it (JVM start and dbt parsing
 included):
 
 * full build: `dbt run` on the history (state 1, one window);
-* incremental: new events equal to new_share x H (a tenth of them late:
-  events of known cookies that landed days earlier), then `dbt run`;
+* incremental: --new-events new events, at every history size (a tenth of
+  them late: events of known cookies that landed days earlier), then
+  `dbt run`;
   repeated --runs times with new events each time;
 * test: `dbt test` after those runs;
 * no new data: `dbt run` again;
@@ -22,7 +23,8 @@ included):
 * exact-run floor: the reads and writes every exact incremental run must
   make, for the first batch of new events (run_floor, models/exact_run: its
   first run stores the history, not timed; the second compares the new
-  events with every stored id, stores them and adds their rows to three
+  events with every stored id, on Iceberg through a 64-bit key of each as
+  ours does, stores them and adds their rows to three
   lookup tables after reading their stored rows of the run's cookies); then
   the reads its dbt test must make (the run's ids against every stored id,
   each lookup table's rows of the run's cookies), and a run of its first
@@ -697,7 +699,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--history", type=int, default=1_000_000, help="events in history H")
     parser.add_argument("--scale", type=int, default=10, help="the larger history is scale x H")
-    parser.add_argument("--new-share", type=float, default=0.01, help="new events per run, as a share of H")
+    parser.add_argument(
+        "--new-events", type=int, default=10_000, help="new events per incremental run, at both sizes"
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="folder for the JSON")
     parser.add_argument("--vars", type=json.loads, default={}, help="extra dbt vars, as JSON")
     parser.add_argument("--runs", type=int, default=1, help="incremental runs in a row, each with new events")
@@ -714,6 +718,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be 1 or more")
+    if args.new_events < 1:
+        parser.error("--new-events must be 1 or more")
 
     root = Path.cwd()
     work = root / "benchmarks" / "work"
@@ -726,7 +732,7 @@ def main(argv: list[str] | None = None) -> None:
     shutil.rmtree(work, ignore_errors=True)
     (work / "warehouse").mkdir(parents=True)
     bench = Bench(root, work, DAYS * args.scale + 1, args.vars, args.format)
-    new_count = max(1, int(args.history * args.new_share))
+    new_count = args.new_events
     sizes = [args.history, args.history * args.scale]
     results = {
         size: bench.history(

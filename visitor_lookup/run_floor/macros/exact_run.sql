@@ -25,3 +25,38 @@
     -#}
     {{ return(var('run_floor__loaded_after') if is_incremental() else '0001-01-01 00:00:00') }}
 {% endmacro %}
+
+
+{% macro exact_run_stored_rows_of_keys(keys) %}
+    {#-
+        The stored events a later run compares its events' ids with: on
+        Iceberg the data files holding one of `keys` (a query of event_key
+        values), found by one statement that reads the event_key column
+        alone; elsewhere every stored row; on the first run none. The
+        table is only ever appended to, so its data files hold all its rows.
+    -#}
+    {%- if not is_incremental() -%}
+        {{ return(exact_run_this_or_empty({'event_id': 'string'})) }}
+    {%- endif -%}
+    {%- if var('run_floor__file_format') != 'iceberg' or not execute -%}
+        {{ return(this) }}
+    {%- endif -%}
+    {%- set found -%}
+        select to_json(collect_set(_file)) as data_files
+        from {{ this }}
+        where event_key in ({{ keys }})
+    {%- endset -%}
+    {%- set data_files = fromjson(run_query(found).rows[0]['data_files']) | sort -%}
+    {%- if not data_files -%}
+        {{ return('(select cast(null as string) as event_id where false)') }}
+    {%- endif -%}
+    {%- set rows_of_data_files -%}
+        (
+        {%- for data_file in data_files %}
+            select event_id from parquet.`{{ data_file | replace('`', '``') }}`
+            {{- ' union all' if not loop.last }}
+        {%- endfor %}
+        )
+    {%- endset -%}
+    {{ return(rows_of_data_files) }}
+{% endmacro %}

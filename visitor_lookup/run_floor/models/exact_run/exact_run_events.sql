@@ -3,6 +3,8 @@
 -- to run_floor__loaded_until, and appends one copy of each whose id is not stored yet. No cleaning but
 -- the drop of events without landed (no lookup table can place them, and a cookie seen only in them would
 -- get a row without a date), no replacing of stored copies, no quarantine: less than any exact run does.
+-- Each row keeps a 64-bit key of its id: on Iceberg a later run reads that column alone to find the files
+-- holding its events' keys, and compares ids in those files only, as the project's processed_events does.
 {{
     config(
         materialized='incremental',
@@ -14,6 +16,15 @@
 {#- the events read: on the first run, the history, up to run_floor__loaded_after -#}
 {%- set loaded_after = exact_run_loaded_after() %}
 {%- set loaded_until = var('run_floor__loaded_until') if is_incremental() else var('run_floor__loaded_after') %}
+{%- set events_path = var('run_floor__events_path') %}
+{%- set run_events_filter -%}
+landed is not null
+and loaded_at > timestamp '{{ loaded_after }}'
+and loaded_at <= timestamp '{{ loaded_until }}'
+{%- endset %}
+{%- set keys_of_run_events -%}
+select xxhash64(event_id) from parquet.`{{ events_path }}` where {{ run_events_filter }}
+{%- endset %}
 
 with source_events as (
     select
@@ -22,17 +33,15 @@ with source_events as (
         user_id,
         landed,
         loaded_at
-    from parquet.`{{ var('run_floor__events_path') }}`
-    where
-        landed is not null
-        and loaded_at > timestamp '{{ loaded_after }}'
-        and loaded_at <= timestamp '{{ loaded_until }}'
+    from parquet.`{{ events_path }}`
+    where {{ run_events_filter }}
 ),
 
 stored_ids as (
-    -- the stored ids among the new events': every stored id streams past the broadcast new events once
+    -- the stored ids among the new events': those that may match (on Iceberg, the ids of the files holding
+    -- a matching key) stream past the broadcast new events once
     select /*+ broadcast(source_events) */ stored_events.event_id
-    from {{ exact_run_this_or_empty({'event_id': 'string'}) }} as stored_events
+    from {{ exact_run_stored_rows_of_keys(keys_of_run_events) }} as stored_events
     left semi join source_events
         on stored_events.event_id = source_events.event_id
 ),
@@ -65,6 +74,7 @@ select
     visitor_cookie_id,
     user_id,
     landed,
-    loaded_at
+    loaded_at,
+    xxhash64(event_id) as event_key
 from ranked_copies
 where copy_rank = 1
