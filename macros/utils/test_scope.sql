@@ -8,7 +8,8 @@
                                               latest run changed
           __visitor_lookup_stored_events__    the rows of the event ids the
                                               latest run stored (older rows
-                                              with those ids too)
+                                              with those ids too); on
+                                              Iceberg, their event_id only
           __visitor_lookup_latest_run_rows__  the rows the latest run stored,
                                               by their run_number: file
                                               statistics skip the others
@@ -49,5 +50,36 @@
             'event_id in (select event_id from ' ~ relation.schema ~ '.processed_events where ' ~ latest_run ~ ')',
         '__visitor_lookup_latest_run_rows__': latest_run,
     } -%}
-    {{ return('(select * from ' ~ relation ~ ' where ' ~ markers[where] ~ ') dbt_subquery') }}
+    {%- set rows = relation -%}
+    {%- set stored = adapter.get_relation(relation.database, relation.schema, relation.identifier)
+        if execute and where == '__visitor_lookup_stored_events__' else none -%}
+    {%- set information = (stored.information or '') if stored is not none else '' -%}
+    {%- if 'table_type=ICEBERG' in information and ' |-- event_key:' in information -%}
+        {#-
+            As processed_events finds the stored copies of its events: one
+            statement reads event_key alone (8 bytes a row, where every id
+            is 36) and names the data files holding a key of the latest run's
+            ids (or a key not filled yet); only those files' ids are then
+            compared. Data files are the table's rows only while it has no
+            delete files: with any, every row is read.
+        -#}
+        {%- set found -%}
+            select
+                to_json(collect_set(_file)) as data_files,
+                (select count(*) from {{ relation }}.delete_files) as delete_files
+            from {{ relation }}
+            where event_key is null or event_key in (
+                select event_key from {{ relation.schema }}.processed_events where {{ latest_run }}
+            )
+        {%- endset -%}
+        {%- set row = run_query(found).rows[0] -%}
+        {%- if row['delete_files'] == 0 -%}
+            {%- set reads = [] -%}
+            {%- for data_file in fromjson(row['data_files']) | sort -%}
+                {%- do reads.append('select event_id from parquet.`' ~ data_file | replace('`', '``') ~ '`') -%}
+            {%- endfor -%}
+            {%- set rows = '(' ~ (reads | join(' union all ') or 'select cast(null as string) as event_id where false') ~ ')' -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return('(select * from ' ~ rows ~ ' where ' ~ markers[where] ~ ') dbt_subquery') }}
 {% endmacro %}
