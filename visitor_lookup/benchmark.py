@@ -23,8 +23,8 @@ included):
 * exact-run floor: the reads and writes every exact incremental run must
   make, for the first batch of new events (run_floor, models/exact_run: its
   first run stores the history, not timed; the second compares the new
-  events with every stored id, on Iceberg through a 64-bit key of each as
-  ours does, stores them and adds their rows to three
+  events with every stored id (on Iceberg through a 64-bit key of each, as
+  ours does), stores them and adds their rows to three
   lookup tables after reading their stored rows of the run's cookies); then
   the reads its dbt test must make (the run's ids against every stored id,
   each lookup table's rows of the run's cookies), and a run of its first

@@ -27,24 +27,24 @@
 {% endmacro %}
 
 
-{% macro exact_run_stored_rows_of_keys(keys) %}
+{% macro exact_run_rows_of_keys(relation, keys) %}
     {#-
-        The stored events a later run compares its events' ids with: on
-        Iceberg the data files holding one of `keys` (a query of event_key
-        values), found by one statement that reads the event_key column
-        alone; elsewhere every stored row; on the first run none. The
-        table is only ever appended to, so its data files hold all its rows.
+        The rows of exact_run_events (their event_id) that an id of the
+        run's can be among: on Iceberg, the data files holding one of `keys`
+        (a query of event_key values), found by one statement that reads the
+        event_key column alone, as processed_events finds the stored copies
+        of its events; elsewhere every stored row. The table is only ever
+        appended to, so its data files hold all its rows.
     -#}
-    {%- if not is_incremental() -%}
-        {{ return(exact_run_this_or_empty({'event_id': 'string'})) }}
-    {%- endif -%}
     {%- if var('run_floor__file_format') != 'iceberg' or not execute -%}
-        {{ return(this) }}
+        {{ return(relation) }}
     {%- endif -%}
+    {#- The keys broadcast: as an IN subquery over the events' folder, whose size Spark takes for theirs, every stored key was shuffled instead. -#}
     {%- set found -%}
-        select to_json(collect_set(_file)) as data_files
-        from {{ this }}
-        where event_key in ({{ keys }})
+        select /*+ broadcast(run_keys) */ to_json(collect_set(stored_rows._file)) as data_files
+        from {{ relation }} as stored_rows
+        left semi join ({{ keys }}) as run_keys (event_key)
+            on stored_rows.event_key = run_keys.event_key
     {%- endset -%}
     {%- set data_files = fromjson(run_query(found).rows[0]['data_files']) | sort -%}
     {%- if not data_files -%}

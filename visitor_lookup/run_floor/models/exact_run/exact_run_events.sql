@@ -25,6 +25,11 @@ and loaded_at <= timestamp '{{ loaded_until }}'
 {%- set keys_of_run_events -%}
 select xxhash64(event_id) from parquet.`{{ events_path }}` where {{ run_events_filter }}
 {%- endset %}
+{%- if is_incremental() %}
+{%- set stored_rows = exact_run_rows_of_keys(this, keys_of_run_events) %}
+{%- else %}
+{%- set stored_rows = exact_run_this_or_empty({'event_id': 'string'}) %}
+{%- endif %}
 
 with source_events as (
     select
@@ -41,7 +46,7 @@ stored_ids as (
     -- the stored ids among the new events': those that may match (on Iceberg, the ids of the files holding
     -- a matching key) stream past the broadcast new events once
     select /*+ broadcast(source_events) */ stored_events.event_id
-    from {{ exact_run_stored_rows_of_keys(keys_of_run_events) }} as stored_events
+    from {{ stored_rows }} as stored_events
     left semi join source_events
         on stored_events.event_id = source_events.event_id
 ),

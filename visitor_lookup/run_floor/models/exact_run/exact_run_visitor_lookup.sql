@@ -32,7 +32,9 @@ run_cookies as (
 ),
 
 user_starts as (
-    select /*+ broadcast(run_cookies) */
+    -- a later run's cookies broadcast; on the first run they are every cookie of the history, which the
+    -- driver cannot broadcast at 100 M events
+    select {{ '/*+ broadcast(run_cookies) */' if is_incremental() }}
         user_mapping.visitor_cookie_id,
         user_mapping.user_id,
         user_mapping.valid_start_date
