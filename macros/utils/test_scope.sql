@@ -16,9 +16,9 @@
         With visitor_lookup__test_scope 'all', any marker means every row.
         dbt looks for this macro through its dispatch order: first in the
         root project, in a host project once its dispatch config names this
-        package. It runs in its caller's namespace, so it calls no macro of
-        this package. Any other where (a host project's tests) gets dbt's own
-        filter.
+        package. It runs in its caller's namespace, so it reaches this
+        package's macros only through adapter.dispatch. Any other where (a
+        host project's tests) gets dbt's own filter.
     -#}
     {%- set where = config.get('where', '') -%}
     {%- if where not in [
@@ -56,30 +56,16 @@
     {%- set information = (stored.information or '') if stored is not none else '' -%}
     {%- if 'table_type=ICEBERG' in information and ' |-- event_key:' in information -%}
         {#-
-            As processed_events finds the stored copies of its events: one
-            statement reads event_key alone (8 bytes a row, where every id
-            is 36) and names the data files holding a key of the latest run's
-            ids (or a key not filled yet); only those files' ids are then
-            compared. Data files are the table's rows only while it has no
-            delete files: with any, every row is read.
+            As processed_events finds the stored copies of its events
+            (stored_rows_iceberg, dispatched by its package's name, which
+            resolves in any caller's namespace): only the ids of the data
+            files holding a 64-bit event_key of the latest run's ids, found
+            by one statement that reads that column alone.
         -#}
-        {%- set found -%}
-            select
-                to_json(collect_set(_file)) as data_files,
-                (select count(*) from {{ relation }}.delete_files) as delete_files
-            from {{ relation }}
-            where event_key is null or event_key in (
-                select event_key from {{ relation.schema }}.processed_events where {{ latest_run }}
-            )
-        {%- endset -%}
-        {%- set row = run_query(found).rows[0] -%}
-        {%- if row['delete_files'] == 0 -%}
-            {%- set reads = [] -%}
-            {%- for data_file in fromjson(row['data_files']) | sort -%}
-                {%- do reads.append('select event_id from parquet.`' ~ data_file | replace('`', '``') ~ '`') -%}
-            {%- endfor -%}
-            {%- set rows = '(' ~ (reads | join(' union all ') or 'select cast(null as string) as event_id where false') ~ ')' -%}
-        {%- endif -%}
+        {%- set rows = adapter.dispatch('stored_rows_iceberg', 'visitor_lookup')(
+            relation, {'event_id': 'string'}, 'event_key',
+            'select event_key from ' ~ relation.schema ~ '.processed_events where ' ~ latest_run
+        ) -%}
     {%- endif -%}
     {{ return('(select * from ' ~ rows ~ ' where ' ~ markers[where] ~ ') dbt_subquery') }}
 {% endmacro %}
