@@ -83,7 +83,13 @@
 {% macro visitor_lookup_validate_vars() %}
     {#- Called from on-run-start: every var is checked before any model runs. -#}
     {%- set start_date = visitor_lookup_start_date() -%}
-    {%- if execute -%}
+    {#-
+        What only Spark can tell (the date exists, the session's table
+        format, the stored keys' prefix length) matters to what builds
+        tables; dbt test reads what is built, and sends no statement for it.
+    -#}
+    {%- set ask_spark = execute and flags.WHICH != 'test' -%}
+    {%- if ask_spark -%}
         {#- The shape is checked above; Spark tells whether the date exists (2026-02-30 does not). -#}
         {%- if visitor_lookup_start_facts()['start_date'] is none -%}
             {{ exceptions.raise_compiler_error(
@@ -106,14 +112,16 @@
     {%- do visitor_lookup_var_whole_number('visitor_lookup__lock_lease_minutes', 1) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__lock_wait_seconds', 0) -%}
     {%- do visitor_lookup_snapshot_retention_days() -%}
-    {%- do visitor_lookup_lookup_write_mode() -%}
     {%- do visitor_lookup_test_scope() -%}
     {%- do visitor_lookup_var_boolean('visitor_lookup__partition_lookup_tables') -%}
     {%- do visitor_lookup_var_boolean('visitor_lookup__allow_refresh') -%}
-    {%- do visitor_lookup_table_format() -%}
     {%- do visitor_lookup_schema() -%}
     {%- do visitor_lookup_var_schema_name('visitor_lookup__erasure_requests_schema') -%}
-    {%- do visitor_lookup_check_partition_prefix() -%}
+    {%- if ask_spark -%}
+        {%- do visitor_lookup_table_format() -%}
+        {%- do visitor_lookup_lookup_write_mode() -%}
+        {%- do visitor_lookup_check_partition_prefix() -%}
+    {%- endif -%}
 {% endmacro %}
 
 
