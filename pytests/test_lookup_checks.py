@@ -262,6 +262,34 @@ def test_the_checks_of_processed_events_read_what_the_latest_run_stored(
 
 
 @pytest.mark.same_on_both_formats
+def test_a_stored_event_loaded_after_the_processed_through_point_fails_its_check(history: Scenario) -> None:
+    """processed_events holds no event loaded after the point the incremental set has processed through
+    (the manifest's, or the latest run's upper limit): one that is fails the check, which names it."""
+    (point,) = history.sql(
+        "select greatest((select max(last_success) from {schema}.incremental_manifest), "
+        "(select max(upper_limit) from {schema}.base_new_event_limits)) as processed_through"
+    )
+    later = point.processed_through + dt.timedelta(seconds=1)
+    before = history.current_version("processed_events")
+    history.sql(
+        f"insert into {{schema}}.processed_events ({COPIED_COLUMNS}, run_number) "
+        f"select 'loaded-later', visitor_cookie_id, user_id, landed, timestamp'{later}', vcid_first_two, "
+        "replaced_visitor_cookie_id, replaced_landed, xxhash64('loaded-later'), run_number "
+        "from {schema}.processed_events limit 1"
+    )
+    test = "assert_processed_events_within_manifest"
+    try:
+        result = history.dbt("test", "--select", test, vars=VARS, ok=False)
+        rows = history.failing_rows(result, test)
+        assert [(row.event_id, row.loaded_at, row.processed_through) for row in rows] == [
+            ("loaded-later", later, point.processed_through)
+        ]
+    finally:
+        history.restore_version("processed_events", before)
+    history.dbt("test", "--select", test, vars=VARS)
+
+
+@pytest.mark.same_on_both_formats
 def test_docs_generate_documents_every_model_and_column(history: Scenario) -> None:
     history.dbt("docs", "generate", vars=VARS)
     manifest = json.loads((history.target_dir / "manifest.json").read_text())

@@ -55,33 +55,50 @@ lookup_rows_with_user as (
     where user_id is not null
 ),
 
-missing_from_lookup as (
-    select * from expected_rows
-    except
-    select * from lookup_rows_with_user
+-- every row of both sides with the side it is on, then each distinct row once: one read of each table,
+-- where a set difference each way read each twice
+rows_of_both_sides as (
+    select
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current,
+        true as expected,
+        false as in_lookup
+    from expected_rows
+    union all
+    select
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current,
+        false as expected,
+        true as in_lookup
+    from lookup_rows_with_user
 ),
 
-unexpected_in_lookup as (
-    select * from lookup_rows_with_user
-    except
-    select * from expected_rows
+compared_rows as (
+    select
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current,
+        bool_or(expected) as expected,
+        bool_or(in_lookup) as in_lookup
+    from rows_of_both_sides
+    group by visitor_cookie_id, user_id, valid_start_date, valid_end_date, is_current
 )
 
 select
-    'missing from visitor_lookup' as problem,
+    case when expected then 'missing from visitor_lookup' else 'unexpected in visitor_lookup' end as problem,
     visitor_cookie_id,
     user_id,
     valid_start_date,
     valid_end_date,
     is_current
-from missing_from_lookup
-union all
-select
-    'unexpected in visitor_lookup' as problem,
-    visitor_cookie_id,
-    user_id,
-    valid_start_date,
-    valid_end_date,
-    is_current
-from unexpected_in_lookup
+from compared_rows
+where expected != in_lookup
 {% endtest %}
