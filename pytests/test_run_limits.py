@@ -144,6 +144,21 @@ def test_bad_var_fails_the_run_naming_it(built: Scenario, bad_vars: dict, named:
     assert built.manifest() == manifest
 
 
+@pytest.mark.parametrize(
+    ("bad_vars", "named"),
+    [
+        ({"visitor_lookup__file_format": "parquet"}, "visitor_lookup__file_format"),
+        ({"visitor_lookup__lookup_write_mode": "fast"}, "visitor_lookup__lookup_write_mode"),
+        ({"visitor_lookup__test_scope": "recent"}, "visitor_lookup__test_scope"),
+        ({"visitor_lookup__backfill_limit_days": 0}, "visitor_lookup__backfill_limit_days"),
+    ],
+)
+def test_bad_var_fails_dbt_test_naming_it(built: Scenario, bad_vars: dict, named: str) -> None:
+    """dbt test sends no statement before its tests, and still refuses a var that is set wrong."""
+    built.dbt("test", vars={**VARS, **bad_vars}, ok=False)
+    assert any(f"var {named}" in line for line in built.log_lines), built.log_lines[-10:]
+
+
 def test_a_new_prefix_length_takes_a_full_refresh(scenario: Scenario) -> None:
     built = build(scenario)
     shorter = {**VARS, "visitor_lookup__partition_prefix_length": 1}

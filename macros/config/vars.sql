@@ -117,9 +117,14 @@
     {%- do visitor_lookup_var_boolean('visitor_lookup__allow_refresh') -%}
     {%- do visitor_lookup_schema() -%}
     {%- do visitor_lookup_var_schema_name('visitor_lookup__erasure_requests_schema') -%}
-    {%- if ask_spark -%}
+    {#- Set, these two are checked without Spark; empty, they ask it for the session's format. -#}
+    {%- if ask_spark or var('visitor_lookup__file_format') -%}
         {%- do visitor_lookup_table_format() -%}
+    {%- endif -%}
+    {%- if ask_spark or var('visitor_lookup__lookup_write_mode') -%}
         {%- do visitor_lookup_lookup_write_mode() -%}
+    {%- endif -%}
+    {%- if ask_spark -%}
         {%- do visitor_lookup_check_partition_prefix() -%}
     {%- endif -%}
 {% endmacro %}
