@@ -100,6 +100,10 @@ BREAKAGES = {
         "update {schema}.visitor_lookup_spans set valid_end_date = valid_start_date - interval 1 second "
         "where visitor_cookie_id = '{cookie}' and not is_current"
     ),
+    # the view's columns must not be NULL either (the same test)
+    "start_day is null": (
+        "update {schema}.visitor_lookup_spans set start_day = null where visitor_cookie_id = '{cookie}'"
+    ),
 }
 
 
@@ -152,62 +156,116 @@ def test_a_break_outside_the_last_runs_cookies_fails_only_the_full_check(
         history.restore_version("visitor_lookup_spans", before)
 
 
-COVERS = "covers_first_dates_visitor_lookup_"
-AGREES = "agrees_with_user_mapping_visitor_lookup_"
-# problem: (the test of visitor_lookup that names it, the table broken, how)
+AGREES = "agrees_with_first_dates_and_user_mapping_visitor_lookup_"
+MISSING, UNEXPECTED = "missing from visitor_lookup", "unexpected in visitor_lookup"
+# How a touched cookie's rows break the lookup's agreement with first_dates and user_mapping: (the table
+# broken, how, then the failing rows expected, from the cookie's rows in visitor_lookup before the break
+# as (problem, user_id, valid_start_date, is_current)).
 LOOKUP_BREAKAGES = {
-    "missing from the lookup": (
-        COVERS,
+    "its rows missing": (
         "visitor_lookup_spans",
         "delete from {schema}.visitor_lookup_spans where {key}",
+        lambda rows: [(MISSING, r.user_id, r.valid_start_date, r.is_current) for r in rows],
     ),
-    "not one current row": (
-        COVERS,
+    "no current row": (
         "visitor_lookup_spans",
         "update {schema}.visitor_lookup_spans set is_current = false where {key}",
+        lambda rows: [
+            (MISSING, rows[-1].user_id, rows[-1].valid_start_date, True),
+            (UNEXPECTED, rows[-1].user_id, rows[-1].valid_start_date, False),
+        ],
     ),
-    "first row not at first_date": (
-        COVERS,
+    "first row not at its first date": (
         "visitor_lookup_spans",
         "update {schema}.visitor_lookup_spans set valid_start_date = valid_start_date - interval 1 second "
         "where {key} and valid_start_date = timestamp'{first_start}'",
+        lambda rows: [
+            (MISSING, rows[0].user_id, rows[0].valid_start_date, rows[0].is_current),
+            (
+                UNEXPECTED,
+                rows[0].user_id,
+                rows[0].valid_start_date - dt.timedelta(seconds=1),
+                rows[0].is_current,
+            ),
+        ],
     ),
-    "not in first_dates": (COVERS, "first_dates", "delete from {schema}.first_dates where {key}"),
-    "missing from visitor_lookup": (
-        AGREES,
+    "not in first_dates": (
+        "first_dates",
+        "delete from {schema}.first_dates where {key}",
+        lambda rows: [(UNEXPECTED, r.user_id, r.valid_start_date, r.is_current) for r in rows],
+    ),
+    "its user lost": (
         "visitor_lookup_spans",
         "update {schema}.visitor_lookup_spans set user_id = null where {key} and is_current",
+        lambda rows: [
+            (MISSING, rows[-1].user_id, rows[-1].valid_start_date, True),
+            (UNEXPECTED, None, rows[-1].valid_start_date, True),
+        ],
     ),
-    "unexpected in visitor_lookup": (
-        AGREES,
+    "a user it never had": (
         "user_mapping",
         "delete from {schema}.user_mapping where {key} and is_current",
+        lambda rows: [(UNEXPECTED, rows[-1].user_id, rows[-1].valid_start_date, True)],
     ),
 }
 
 
 @pytest.mark.same_on_both_formats
-@pytest.mark.parametrize("problem", list(LOOKUP_BREAKAGES))
-def test_the_lookup_tests_name_each_problem_of_a_touched_cookie(history: Scenario, problem: str) -> None:
-    """A touched cookie missing from the lookup or from first_dates, without one current row, whose first
-    row does not start at its first date, or whose rows with a user are not user_mapping's fails
-    covers_first_dates or agrees_with_user_mapping, whose rows say which cookie and what."""
+@pytest.mark.parametrize("breakage", list(LOOKUP_BREAKAGES))
+def test_the_lookup_test_names_each_row_of_a_touched_cookie_that_breaks_its_definition(
+    history: Scenario, breakage: str
+) -> None:
+    """A touched cookie whose rows are missing or not all there, without a current row, whose first row
+    does not start at its first date, not in first_dates, or whose users are not user_mapping's fails
+    agrees_with_first_dates_and_user_mapping: its rows are the rows on one side only, each saying which."""
     cookie = cookie_with_history(history, touched_by_the_last_run=True)
-    (first,) = history.sql(
-        f"select min(valid_start_date) as start from {{schema}}.visitor_lookup_spans "
-        f"where visitor_cookie_id = '{cookie}'"
+    rows = history.sql(
+        "select user_id, valid_start_date, is_current from {schema}.visitor_lookup "
+        f"where visitor_cookie_id = '{cookie}' order by valid_start_date"
     )
-    test, table, breakage = LOOKUP_BREAKAGES[problem]
+    table, breaking, expected = LOOKUP_BREAKAGES[breakage]
     before = history.current_version(table)
     key = f"visitor_cookie_id = '{cookie}'"
-    history.sql(breakage.replace("{key}", key).replace("{first_start}", str(first.start)))
+    history.sql(breaking.replace("{key}", key).replace("{first_start}", str(rows[0].valid_start_date)))
     try:
         result = history.dbt("test", "--select", "visitor_lookup", vars=VARS, ok=False)
-        rows = history.failing_rows(result, test)
-        assert [(row.visitor_cookie_id, row.problem) for row in rows] == [(cookie, problem)]
+        failing = history.failing_rows(result, AGREES)
+        assert {row.visitor_cookie_id for row in failing} == {cookie}
+        found = [(row.problem, row.user_id, row.valid_start_date, row.is_current) for row in failing]
+        assert sorted(found, key=str) == sorted(expected(rows), key=str)
     finally:
         history.restore_version(table, before)
     history.dbt("test", "--select", "visitor_lookup", vars=VARS)
+
+
+# How one row of first_dates breaks its key, and the failing row expected (key, rows with it, NULL columns).
+FIRST_DATES_BREAKAGES = {
+    "a second row": (
+        "insert into {schema}.first_dates select * from {schema}.first_dates where {key}",
+        lambda cookie: (cookie, 2, ""),
+    ),
+    "a NULL": (
+        "update {schema}.first_dates set first_day = null where {key}",
+        lambda cookie: (cookie, 1, "first_day is null"),
+    ),
+}
+
+
+@pytest.mark.same_on_both_formats
+@pytest.mark.parametrize("breakage", list(FIRST_DATES_BREAKAGES))
+def test_the_key_test_of_first_dates_names_a_cookie_stored_twice_or_with_a_null(
+    history: Scenario, breakage: str
+) -> None:
+    cookie = cookie_with_history(history, touched_by_the_last_run=True)
+    breaking, expected = FIRST_DATES_BREAKAGES[breakage]
+    before = history.current_version("first_dates")
+    history.sql(breaking.replace("{key}", f"visitor_cookie_id = '{cookie}'"))
+    try:
+        result = history.dbt("test", "--select", "first_dates", vars=VARS, ok=False)
+        failing = history.failing_rows(result, "primary_key_first_dates_")
+        assert [(row.key_value, row.rows_with_key, row.null_columns) for row in failing] == [expected(cookie)]
+    finally:
+        history.restore_version("first_dates", before)
 
 
 COPIED_COLUMNS = (

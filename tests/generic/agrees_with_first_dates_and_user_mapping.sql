@@ -1,11 +1,21 @@
-{% test agrees_with_user_mapping(model, user_mapping, first_dates, processed_events) %}
+{% test agrees_with_first_dates_and_user_mapping(model, first_dates, user_mapping, processed_events) %}
 {#-
-    The lookup (model) holds exactly the user_mapping rows of every cookie
-    that ever logged in, but that its first row starts at the cookie's first
-    date and its current row ends at the watermark; nothing else has a user.
-    The test's `where` (the tested scope) applies to every relation it reads.
+    The lookup (model) holds exactly the rows its definition gives (spec §4):
+    for every cookie of first_dates, its user_mapping rows, the first one
+    starting at the cookie's first date, or one row without a user from that
+    date when it never logged in; its current row ends at the watermark.
+    Nothing else: so every cookie has its rows and one current row, and the
+    first starts at its first date. The test's `where` (the tested scope)
+    applies to every relation it reads.
 -#}
-with user_rows as (
+with cookie_first_dates as (
+    select
+        visitor_cookie_id,
+        first_date
+    from {{ get_where_subquery(first_dates) }}
+),
+
+user_rows as (
     select
         visitor_cookie_id,
         user_id,
@@ -16,13 +26,6 @@ with user_rows as (
     from {{ get_where_subquery(user_mapping) }}
 ),
 
-cookie_first_dates as (
-    select
-        visitor_cookie_id,
-        first_date
-    from {{ get_where_subquery(first_dates) }}
-),
-
 watermark as (
     select max(landed) as processed_through
     from {{ processed_events }}
@@ -30,21 +33,21 @@ watermark as (
 
 expected_rows as (
     select
-        user_rows.visitor_cookie_id,
+        cookie_first_dates.visitor_cookie_id,
         user_rows.user_id,
         case
-            when user_rows.row_position = 1 then cookie_first_dates.first_date
-            else user_rows.valid_start_date
+            when user_rows.row_position > 1 then user_rows.valid_start_date
+            else cookie_first_dates.first_date
         end as valid_start_date,
         coalesce(user_rows.valid_end_date, watermark.processed_through) as valid_end_date,
-        user_rows.is_current
-    from user_rows
-    inner join cookie_first_dates
-        on user_rows.visitor_cookie_id = cookie_first_dates.visitor_cookie_id
+        coalesce(user_rows.is_current, true) as is_current
+    from cookie_first_dates
+    left join user_rows
+        on cookie_first_dates.visitor_cookie_id = user_rows.visitor_cookie_id
     cross join watermark
 ),
 
-lookup_rows_with_user as (
+lookup_rows as (
     select
         visitor_cookie_id,
         user_id,
@@ -52,7 +55,6 @@ lookup_rows_with_user as (
         valid_end_date,
         is_current
     from {{ model }}
-    where user_id is not null
 ),
 
 -- every row of both sides with the side it is on, then each distinct row once: one read of each table,
@@ -76,7 +78,7 @@ rows_of_both_sides as (
         is_current,
         false as expected,
         true as in_lookup
-    from lookup_rows_with_user
+    from lookup_rows
 ),
 
 compared_rows as (
