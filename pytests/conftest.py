@@ -273,6 +273,16 @@ class Scenario:
         else:
             self.sql(f"call spark_catalog.system.rollback_to_snapshot('{{schema}}.{name}', {version})")
 
+    @contextmanager
+    def broken(self, name: str, statement: str) -> Iterator[None]:
+        """The table as `statement` changes it for the block, then back at the version it had before."""
+        before = self.current_version(name)
+        self.sql(statement)
+        try:
+            yield
+        finally:
+            self.restore_version(name, before)
+
     def is_partitioned(self, name: str) -> bool:
         if table_format() == "delta":
             (detail,) = self.sql(f"describe detail {{schema}}.{name}")

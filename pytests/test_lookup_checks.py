@@ -124,13 +124,9 @@ def test_each_invariant_fails_on_a_broken_table(history: Scenario, invariant: st
     """The default test scope reads the cookies the last run changed: a break among them fails. The table
     visitor_lookup_spans has no tests of its own: the view visitor_lookup over it fails them."""
     cookie = cookie_with_history(history, touched_by_the_last_run=True)
-    before = history.current_version("visitor_lookup_spans")
-    history.sql(BREAKAGES[invariant].replace("{cookie}", cookie))
-    try:
+    with history.broken("visitor_lookup_spans", BREAKAGES[invariant].replace("{cookie}", cookie)):
         result = history.dbt("test", "--select", "visitor_lookup", vars=VARS, ok=False)
         assert invariant in history.broken_invariants(result, "visitor_lookup_v1")
-    finally:
-        history.restore_version("visitor_lookup_spans", before)
     history.dbt("test", "--select", "visitor_lookup", vars=VARS)
 
 
@@ -140,9 +136,7 @@ def test_a_break_outside_the_last_runs_cookies_fails_only_the_full_check(
     history: Scenario, invariant: str
 ) -> None:
     cookie = cookie_with_history(history, touched_by_the_last_run=False)
-    before = history.current_version("visitor_lookup_spans")
-    history.sql(BREAKAGES[invariant].replace("{cookie}", cookie))
-    try:
+    with history.broken("visitor_lookup_spans", BREAKAGES[invariant].replace("{cookie}", cookie)):
         history.dbt("test", "--select", "visitor_lookup", vars=VARS)
         result = history.dbt(
             "test",
@@ -152,8 +146,6 @@ def test_a_break_outside_the_last_runs_cookies_fails_only_the_full_check(
             ok=False,
         )
         assert invariant in history.broken_invariants(result, "visitor_lookup_v1")
-    finally:
-        history.restore_version("visitor_lookup_spans", before)
 
 
 AGREES = "agrees_with_first_dates_and_user_mapping_visitor_lookup_"
@@ -224,17 +216,15 @@ def test_the_lookup_test_names_each_row_of_a_touched_cookie_that_breaks_its_defi
         f"where visitor_cookie_id = '{cookie}' order by valid_start_date"
     )
     table, breaking, expected = LOOKUP_BREAKAGES[breakage]
-    before = history.current_version(table)
     key = f"visitor_cookie_id = '{cookie}'"
-    history.sql(breaking.replace("{key}", key).replace("{first_start}", str(rows[0].valid_start_date)))
-    try:
+    with history.broken(
+        table, breaking.replace("{key}", key).replace("{first_start}", str(rows[0].valid_start_date))
+    ):
         result = history.dbt("test", "--select", "visitor_lookup", vars=VARS, ok=False)
         failing = history.failing_rows(result, AGREES)
         assert {row.visitor_cookie_id for row in failing} == {cookie}
         found = [(row.problem, row.user_id, row.valid_start_date, row.is_current) for row in failing]
         assert sorted(found, key=str) == sorted(expected(rows), key=str)
-    finally:
-        history.restore_version(table, before)
     history.dbt("test", "--select", "visitor_lookup", vars=VARS)
 
 
@@ -258,14 +248,10 @@ def test_the_key_test_of_first_dates_names_a_cookie_stored_twice_or_with_a_null(
 ) -> None:
     cookie = cookie_with_history(history, touched_by_the_last_run=True)
     breaking, expected = FIRST_DATES_BREAKAGES[breakage]
-    before = history.current_version("first_dates")
-    history.sql(breaking.replace("{key}", f"visitor_cookie_id = '{cookie}'"))
-    try:
+    with history.broken("first_dates", breaking.replace("{key}", f"visitor_cookie_id = '{cookie}'")):
         result = history.dbt("test", "--select", "first_dates", vars=VARS, ok=False)
         failing = history.failing_rows(result, "primary_key_first_dates_")
         assert [(row.key_value, row.rows_with_key, row.null_columns) for row in failing] == [expected(cookie)]
-    finally:
-        history.restore_version("first_dates", before)
 
 
 COPIED_COLUMNS = (
@@ -305,18 +291,14 @@ def test_the_checks_of_processed_events_read_what_the_latest_run_stored(
         f"select event_id from {{schema}}.processed_events where run_number {run} "
         "from {schema}.processed_events) order by event_id limit 1"
     )
-    before = history.current_version("processed_events")
-    history.sql(breakage.replace("{event_id}", event.event_id))
     selected = ["--select", f"processed_events,test_name:{check}"]
     test = f"{check}_processed_events"
-    try:
+    with history.broken("processed_events", breakage.replace("{event_id}", event.event_id)):
         scoped = history.dbt("test", *selected, vars=VARS, ok=not stored_by_the_latest_run)
         full = history.dbt("test", *selected, vars={**VARS, "visitor_lookup__test_scope": "all"}, ok=False)
         found = [failing(row) for row in history.failing_rows(scoped, test)]
         assert found == ([expected(event.event_id)] if stored_by_the_latest_run else [])
         assert [failing(row) for row in history.failing_rows(full, test)] == [expected(event.event_id)]
-    finally:
-        history.restore_version("processed_events", before)
 
 
 @pytest.mark.same_on_both_formats
@@ -328,22 +310,19 @@ def test_a_stored_event_loaded_after_the_processed_through_point_fails_its_check
         "(select max(upper_limit) from {schema}.base_new_event_limits)) as processed_through"
     )
     later = point.processed_through + dt.timedelta(seconds=1)
-    before = history.current_version("processed_events")
-    history.sql(
+    loaded_later = (
         f"insert into {{schema}}.processed_events ({COPIED_COLUMNS}, run_number) "
         f"select 'loaded-later', visitor_cookie_id, user_id, landed, timestamp'{later}', vcid_first_two, "
         "replaced_visitor_cookie_id, replaced_landed, xxhash64('loaded-later'), run_number "
         "from {schema}.processed_events limit 1"
     )
     test = "assert_processed_events_within_manifest"
-    try:
+    with history.broken("processed_events", loaded_later):
         result = history.dbt("test", "--select", test, vars=VARS, ok=False)
         rows = history.failing_rows(result, test)
         assert [(row.event_id, row.loaded_at, row.processed_through) for row in rows] == [
             ("loaded-later", later, point.processed_through)
         ]
-    finally:
-        history.restore_version("processed_events", before)
     history.dbt("test", "--select", test, vars=VARS)
 
 

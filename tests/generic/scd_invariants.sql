@@ -14,7 +14,7 @@ with scd_rows as (
         {{ start_column }} as valid_start_date,
         {{ end_column }} as valid_end_date,
         {{ current_column }} as is_current,
-        {{ visitor_lookup_null_columns(not_null) if not_null else "''" }} as null_columns
+        {{ visitor_lookup_null_columns(not_null) }} as null_columns
     from {{ model }}
 ),
 
