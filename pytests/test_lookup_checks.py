@@ -254,6 +254,52 @@ def test_the_key_test_of_first_dates_names_a_cookie_stored_twice_or_with_a_null(
         assert [(row.key_value, row.rows_with_key, row.null_columns) for row in failing] == [expected(cookie)]
 
 
+# For each table of the run's state: a statement that stores one key twice and one with a NULL where the
+# key test requires a value ({key}: a key the table holds, where the statement needs one), and the rows the
+# test then names (key, rows with it, NULL columns).
+STATE_TABLE_BREAKAGES = {
+    "quarantined_events": (
+        "insert into {schema}.quarantined_events "
+        "select quarantine_key, event_id, visitor_cookie_id, user_id, landed, loaded_at, invalid_reason, "
+        "first_quarantined_at from {schema}.quarantined_events where quarantine_key = '{key}' "
+        "union all "
+        "select 'a-key-without-reason', event_id, visitor_cookie_id, user_id, landed, loaded_at, null, "
+        "first_quarantined_at from {schema}.quarantined_events where quarantine_key = '{key}'",
+        lambda key: [(key, 2, ""), ("a-key-without-reason", 1, "invalid_reason is null")],
+    ),
+    "erasure_log": (
+        "insert into {schema}.erasure_log values "
+        "('a-request-done-twice', timestamp'2026-01-09 00:00', timestamp'2026-01-10 00:00', 2, 1, 0), "
+        "('a-request-done-twice', timestamp'2026-01-09 00:00', timestamp'2026-01-10 00:00', 2, 1, 0), "
+        "('a-request-without-run', timestamp'2026-01-09 00:00', timestamp'2026-01-10 00:00', null, 1, 0)",
+        lambda key: [("a-request-done-twice", 2, ""), ("a-request-without-run", 1, "run_number is null")],
+    ),
+    "incremental_manifest": (
+        "insert into {schema}.incremental_manifest "
+        "select model, case when model = 'user_mapping' then null else last_success end, last_run_number "
+        "from {schema}.incremental_manifest where model in ('first_dates', 'user_mapping')",
+        lambda key: [("first_dates", 2, ""), ("user_mapping", 2, "last_success is null")],
+    ),
+}
+
+
+@pytest.mark.same_on_both_formats
+@pytest.mark.parametrize("table", list(STATE_TABLE_BREAKAGES))
+def test_the_key_test_of_each_state_table_names_a_key_stored_twice_or_with_a_null(
+    history: Scenario, table: str
+) -> None:
+    """The key test of the quarantine, the erasure log and the manifest names each key stored twice and each
+    key whose row lacks a value the table requires."""
+    (stored,) = history.sql("select min(quarantine_key) as key from {schema}.quarantined_events")
+    assert stored.key, "the history quarantines some events"
+    breaking, expected = STATE_TABLE_BREAKAGES[table]
+    with history.broken(table, breaking.replace("{key}", stored.key)):
+        result = history.dbt("test", "--select", table, vars=VARS, ok=False)
+        failing = history.failing_rows(result, f"primary_key_{table}_")
+        found = sorted((row.key_value, row.rows_with_key, row.null_columns) for row in failing)
+        assert found == expected(stored.key)
+
+
 COPIED_COLUMNS = (
     "event_id, visitor_cookie_id, user_id, landed, loaded_at, vcid_first_two, "
     "replaced_visitor_cookie_id, replaced_landed, event_key"
