@@ -66,26 +66,21 @@ stored_events_with_user as (
 ),
 
 touched_rows as (
+    -- each stored row of the touched cookies with the start of its cookie's row in effect just
+    -- before the change: a window, where a ranking joined back planned a read of the table per use
     select
         stored_rows.visitor_cookie_id,
         stored_rows.user_id,
         stored_rows.valid_start_date,
         stored_rows.valid_end_date,
         stored_rows.is_current,
-        changes.user_changed_from
+        changes.user_changed_from,
+        max(case when stored_rows.valid_start_date < changes.user_changed_from then stored_rows.valid_start_date end)
+            over (partition by stored_rows.visitor_cookie_id)
+            as start_in_effect_before_change
     from stored_rows
     inner join changes
         on stored_rows.visitor_cookie_id = changes.visitor_cookie_id
-),
-
-rows_before_change as (
-    select
-        visitor_cookie_id,
-        user_id,
-        valid_start_date,
-        row_number() over (partition by visitor_cookie_id order by valid_start_date desc) as recency
-    from touched_rows
-    where valid_start_date < user_changed_from
 ),
 
 row_in_effect_before_change as (
@@ -93,24 +88,20 @@ row_in_effect_before_change as (
         visitor_cookie_id,
         user_id,
         valid_start_date
-    from rows_before_change
-    where recency = 1
+    from touched_rows
+    where valid_start_date = start_in_effect_before_change
 ),
 
 rows_in_scope as (
     -- every stored row the rebuild may replace: from the row in effect before the change on
     select
-        touched_rows.visitor_cookie_id,
-        touched_rows.user_id,
-        touched_rows.valid_start_date,
-        touched_rows.valid_end_date,
-        touched_rows.is_current
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current
     from touched_rows
-    left join row_in_effect_before_change
-        on touched_rows.visitor_cookie_id = row_in_effect_before_change.visitor_cookie_id
-    where
-        touched_rows.valid_start_date
-        >= coalesce(row_in_effect_before_change.valid_start_date, touched_rows.user_changed_from)
+    where valid_start_date >= coalesce(start_in_effect_before_change, user_changed_from)
 ),
 
 events_since_change as (
