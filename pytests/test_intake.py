@@ -95,8 +95,12 @@ def test_every_invalid_kind_is_quarantined_with_its_reason(scenario: Scenario) -
     assert stored_events(scenario)["v7"][1:3] == ("\u00a0c7", "u7\u2003")
     assert scenario.logged("read 15 events: 7 valid, 0 duplicate copies ignored, 8 quarantined")
 
-    # A second run re-reads the event without loaded_at and the lookback: nothing is doubled.
+    # A second run, after a file without rows changed the folder, re-reads the event without loaded_at
+    # and the lookback: nothing is doubled.
+    scenario.write_events([])
     scenario.dbt("run", vars=VARS)
+    assert not scenario.logged("The events folder is as run")
+    assert scenario.logged("read 15 events: 7 valid, 0 duplicate copies ignored, 8 quarantined")
     assert_matches_reference(scenario, events)
 
 
@@ -204,6 +208,66 @@ def test_new_file_is_seen_and_overlapping_windows_count_once(scenario: Scenario)
     assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-05 13:30"))
 
 
+def test_a_run_that_finds_the_events_folder_as_the_previous_run_did_reads_only_what_is_new(
+    scenario: Scenario,
+) -> None:
+    """spec §5: a standard run that finds every file as the previous run, which completed, found it reads
+    the events loaded after last_success only; a file added with an old time, or a previous run that did
+    not complete, brings the lookback back."""
+    first = [
+        Raw("a1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:00")),
+        Raw("q1", " ", "u1", ts("2026-01-05 09:00"), ts("2026-01-05 09:00")),
+        Raw("n1", "c2", None, ts("2026-01-05 09:00"), None),
+        # beyond the first run's backfill limit (30 days from the start date)
+        Raw("b1", "c3", "u3", ts("2026-02-10 10:00"), ts("2026-02-10 10:00")),
+    ]
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+    assert_matches_reference(scenario, first[:3])
+
+    # Nothing changed in the folder: the range starts just after last_success, and what the lookback,
+    # the quarantine and the events without loaded_at hold is not read again.
+    scenario.dbt("run", vars=VARS)
+    assert scenario.logged(
+        "Visitor lookup: The events folder is as run 1 found it: reading only what was loaded after "
+        "2026-01-05 10:00:00.000000, not the lookback again"
+    )
+    assert limits(scenario) == (
+        4,
+        ts("2026-01-05 10:00") + dt.timedelta(microseconds=1),
+        ts("2026-02-04 10:00"),
+    )
+    assert scenario.logged("read 0 events: 0 valid")
+    assert not scenario.logged("no events in this run's loaded_at range")
+    assert scenario.logged(f"{scenario.schema}.processed_events: nothing to merge")
+    assert scenario.logged(f"{scenario.schema}.quarantined_events: nothing to merge")
+    assert_matches_reference(scenario, first[:3])
+    assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-02-04 10:00"))
+
+    # Still unchanged: the next range reaches the event beyond the backfill limit.
+    scenario.dbt("run", vars=VARS)
+    assert scenario.logged("The events folder is as run 2 found it")
+    assert_matches_reference(scenario, first)
+
+    # A file copied in with an old modification time, so older than any check's: the folder's listing
+    # differs, and the lookback is read again.
+    late = [Raw("l1", "c4", "u4", ts("2026-02-10 06:00"), ts("2026-02-10 06:00"))]
+    path = scenario.write_events(late)
+    os.utime(path, (ts("2026-01-05 10:00").timestamp(), ts("2026-01-05 10:00").timestamp()))
+    scenario.dbt("run", vars=VARS)
+    assert not scenario.logged("The events folder is as run")
+    assert limits(scenario)[:2] == (4, ts("2026-02-10 04:00"))
+    assert_matches_reference(scenario, first + late)
+
+    # The limits computed alone (the state inspected, or a run stopped after them): the run after it
+    # finds a number the manifest has not confirmed, and reads the lookback.
+    scenario.dbt("run", "--select", "base_new_event_limits", vars=VARS)
+    scenario.dbt("run", vars=VARS)
+    assert not scenario.logged("The events folder is as run")
+    assert limits(scenario)[:2] == (4, ts("2026-03-12 04:00"))
+    assert_matches_reference(scenario, first + late)
+
+
 def test_failed_model_keeps_its_manifest_entry_and_next_run_catches_up(scenario: Scenario) -> None:
     first = [
         Raw("a1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:00")),
@@ -288,6 +352,8 @@ def test_empty_windows_move_the_state_past_a_gap(scenario: Scenario) -> None:
         ((4, ts("2026-02-11 04:00"), ts("2026-03-03 10:00")), ts("2026-02-15 10:00"), False),
     ]
     for window, last_success, warned in expected_runs:
+        # a file without rows each time: the folder changes, so every run reads its lookback
+        scenario.write_events([])
         scenario.dbt("run", vars=run_vars)
         assert limits(scenario) == window
         assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, last_success)

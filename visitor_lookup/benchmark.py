@@ -28,7 +28,8 @@ included):
   lookup tables after reading their stored rows of the run's cookies); then
   the reads its dbt test must make (the run's ids against every stored id,
   each lookup table's rows of the run's cookies), and a run of its first
-  model again, the reads of a run with no new data;
+  model over the range after that batch, which holds no event: the reads of
+  a run with no new data that knows no file changed;
 * with --thrift, for H only: the full build and the same incremental runs on
   the thrift target (delta with --format delta), against a local standalone cluster and Spark Thrift
   Server started for the purpose (visitor_lookup.cluster), reading the same
@@ -342,13 +343,16 @@ class Bench:
             "test_floor": self.dbt("floor: dbt test", floor_schema, events, "test", **one_merge),
             "exact_run_floor": self.dbt("floor: exact run", floor_schema, events, "run", **exact_run),
             "exact_test_floor": self.dbt("floor: exact dbt test", floor_schema, events, "test", **exact_run),
-            # the same window again, every event in it stored: what a run with no new data must read
+            # the range after the batch, which holds no event: what a run with no new data must read
+            # once it knows no file changed (ours then skips its lookback)
             "exact_no_new_data_floor": self.dbt(
                 "floor: exact run, no new data",
                 floor_schema,
                 events,
                 "run",
-                **{**exact_run, "select": "exact_run_events"},
+                project=FLOOR_PROJECT,
+                extra_vars={**floor_vars, "run_floor__loaded_after": floor_vars["run_floor__loaded_until"]},
+                select="exact_run_events",
             ),
         }
         on_thrift = self.on_thrift(size, history_files, batches) if thrift else None

@@ -51,9 +51,11 @@
         theirs (spec §5), so a run does not read every file of the history
         in full for them. None for a table source (no file times), and in
         state 1 or 2, whose range starts at the start date: every file is
-        that recent, and a second read of the folder would double the first.
+        that recent, and a second read of the folder would double the first;
+        nor when the run does not read its lookback (the previous run read
+        every file as it is).
     -#}
-    {%- if limits.state <= 2 -%}
+    {%- if limits.state <= 2 or not limits.reads_lookback -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set lower_limit = modules.datetime.datetime.strptime(limits.lower_limit[:19], '%Y-%m-%d %H:%M:%S') -%}
@@ -69,7 +71,11 @@
         less the clock-skew allowance for the file system's clock
         (visitor_lookup_resolve_run_limits). Raises one line per bad file; a
         table source (its schema enforced by its format) is not checked,
-        nor is anything when dbt only compiles.
+        nor is anything when dbt only compiles. Returns, from the same
+        statement, the digest of the folder's listing: one number from
+        every file's path, size and modification time, equal from run to
+        run exactly while no file is added, removed or written again
+        (visitor_lookup_skip_lookback); none when nothing is checked.
     -#}
     {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] or events.schema != 'parquet' -%}
         {{ return(none) }}
@@ -79,11 +85,26 @@
         'visitor_lookup_new_event_files', visitor_lookup_event_columns(), folder, since
     ) -%}
     {%- set query -%}
-        with listed_files as (
+        with folder_files as (
+            -- the listing only: the files' content is not read
+            select
+                path,
+                length,
+                modificationtime
+            from binaryfile.{{ adapter.quote(folder) }}
+        ),
+
+        folder_listing as (
+            -- xor: the same files in any order give the same digest
+            select bit_xor(xxhash64(path, length, modificationtime)) as listing_digest
+            from folder_files
+        ),
+
+        listed_files as (
             select
                 path,
                 {{ visitor_lookup_file_key('path') }} as file_key
-            from binaryfile.{{ adapter.quote(folder) }}
+            from folder_files
             where modificationtime > {{ visitor_lookup_timestamp_literal(since) }}
         ),
 
@@ -112,28 +133,46 @@
                 with_landed,
                 with_loaded_at
             from counts_per_file
+        ),
+
+        checked_files as (
+            select
+                listed_files.path,
+                files_read_as_events.events,
+                files_read_as_events.with_event_id,
+                files_read_as_events.with_visitor_cookie_id,
+                files_read_as_events.with_user_id,
+                files_read_as_events.with_landed,
+                files_read_as_events.with_loaded_at,
+                case
+                    when files_read_as_events.file_key is null then 'unread'
+                    when files_read_as_events.with_event_id = 0 then 'event_id'
+                    when files_read_as_events.with_landed = 0 then 'landed'
+                    when files_read_as_events.with_loaded_at = 0 then 'loaded_at'
+                end as problem
+            from listed_files
+            left join files_read_as_events
+                on listed_files.file_key = files_read_as_events.file_key
         )
 
-        -- Every count is selected: a column no output needs would not be read, nor its type checked.
+        -- One row with the digest and no file when no file is new. Every count is selected: a column no
+        -- output needs would not be read, nor its type checked.
         select
-            listed_files.path,
-            files_read_as_events.events,
-            files_read_as_events.with_event_id,
-            files_read_as_events.with_visitor_cookie_id,
-            files_read_as_events.with_user_id,
-            files_read_as_events.with_landed,
-            files_read_as_events.with_loaded_at,
-            case
-                when files_read_as_events.file_key is null then 'unread'
-                when files_read_as_events.with_event_id = 0 then 'event_id'
-                when files_read_as_events.with_landed = 0 then 'landed'
-                when files_read_as_events.with_loaded_at = 0 then 'loaded_at'
-            end as problem
-        from listed_files
-        left join files_read_as_events
-            on listed_files.file_key = files_read_as_events.file_key
+            folder_listing.listing_digest,
+            checked_files.path,
+            checked_files.events,
+            checked_files.with_event_id,
+            checked_files.with_visitor_cookie_id,
+            checked_files.with_user_id,
+            checked_files.with_landed,
+            checked_files.with_loaded_at,
+            checked_files.problem
+        from folder_listing
+        left join checked_files
+            on true
     {%- endset -%}
-    {%- set files = run_query(query).rows -%}
+    {%- set rows = run_query(query).rows -%}
+    {%- set files = rows | rejectattr('path', 'none') | list -%}
     {%- set unread = files | selectattr('problem', 'equalto', 'unread') | map(attribute='path') | list -%}
     {%- set problems = [] -%}
     {%- for file in visitor_lookup_unread_event_files(folder, since, unread) -%}
@@ -151,6 +190,7 @@
             ~ problems | join("\n  ")
         ) -%}
     {%- endif -%}
+    {{ return(rows[0]['listing_digest']) }}
 {% endmacro %}
 
 

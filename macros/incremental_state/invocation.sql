@@ -63,8 +63,10 @@
         visitor_lookup__partition_prefix_length; and, but for dbt test,
         erasure_requests' bad requests (no request_id, or neither id), its
         requests and how many are pending (not in erasure_log yet), and the
-        rows erased_cookies keeps (only its own model writes it, later); the
-        manifest's rows (visitor_lookup_manifest_status uses them where no
+        rows erased_cookies keeps (only its own model writes it, later); on a
+        run that changes state, the loaded_at of the earliest event the
+        quarantine holds for a loaded_at in the future (a run whose range
+        reaches it has that row to delete); the manifest's rows (visitor_lookup_manifest_status uses them where no
         other run can change the manifest before this one's lock, and no
         --full-refresh builds it anew) and, when
         it is an Iceberg table and old versions are kept for a while, how
@@ -83,6 +85,11 @@
     {%- set erasure_log = visitor_lookup_existing(visitor_lookup_model_relation('erasure_log')) -%}
     {%- set erased_cookies = visitor_lookup_existing(visitor_lookup_model_relation('erased_cookies')) -%}
     {%- set count_erased_cookies = erased_cookies is not none and flags.WHICH != 'test' -%}
+    {%- set quarantine = visitor_lookup_existing(visitor_lookup_model_relation('quarantined_events')) -%}
+    {#- Only from a table with the columns asked for: one replaced under the run fails its own model, not this. -#}
+    {%- set find_held = quarantine is not none and visitor_lookup_changes_state()
+        and 'loaded_at' in visitor_lookup_stored_columns(quarantine)
+        and 'invalid_reason' in visitor_lookup_stored_columns(quarantine) -%}
     {%- set manifest = visitor_lookup_existing(visitor_lookup_model_relation('incremental_manifest')) -%}
     {%- set retention_days = visitor_lookup_snapshot_retention_days() -%}
     {#- dbt's listing of the schema has an Iceberg table's properties, table_type among them. -#}
@@ -128,6 +135,13 @@
             {%- if count_erased_cookies %}
             (select count(*) from {{ erased_cookies }}) as erased_cookies_kept,
             {%- endif %}
+            {%- if find_held %}
+            (
+                select {{ visitor_lookup_timestamp_text('min(loaded_at)') }}
+                from {{ quarantine }}
+                where invalid_reason like 'loaded_at is more than % minutes in the future'
+            ) as earliest_held,
+            {%- endif %}
             {%- if manifest is not none %}
             (
                 select to_json(collect_list(named_struct(
@@ -160,6 +174,7 @@
         'requests': row['requests'] if read_requests else 0,
         'pending_requests': row['pending_requests'] if read_requests else 0,
         'erased_cookies_kept': row['erased_cookies_kept'] if count_erased_cookies else 0,
+        'earliest_held': row['earliest_held'] if find_held else none,
         'manifest_rows': fromjson(row['manifest_rows'] or '[]') if manifest is not none else none,
         'manifest_snapshots_due': row['manifest_snapshots_due'] if age_manifest else none,
     } -%}

@@ -3,14 +3,16 @@
         Post-hook of base_events_this_run: log what this run's range held and
         how many events it quarantined, and make it the model's result (dbt's
         line for the model, run_results.json, the run history); warn when
-        the range held nothing. The same statement finds the greatest
-        loaded_at within the range, which the manifest's update needs
-        (visitor_lookup_window_loaded_through).
+        the range held nothing, unless the run skipped its lookback (no file
+        changed, so nothing new was expected). The same statement finds the
+        greatest loaded_at within the range, which the manifest's update
+        needs (visitor_lookup_window_loaded_through).
     -#}
     {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set upper_limit = visitor_lookup_run_limits(visitor_lookup_model_relation('base_new_event_limits')).upper_limit -%}
+    {%- set limits = visitor_lookup_run_limits(visitor_lookup_model_relation('base_new_event_limits')) -%}
+    {%- set upper_limit = limits.upper_limit -%}
     {%- set query -%}
         select
             count(*) as events_read,
@@ -28,7 +30,7 @@
         'duplicate': counts['duplicate_copies'], 'quarantined': counts['quarantined_events'],
         'loaded_through': counts['loaded_through'],
     }) -%}
-    {%- if counts['events_read'] == 0 -%}
+    {%- if counts['events_read'] == 0 and limits.reads_lookback -%}
         {%- do exceptions.warn(
             "Visitor lookup: no events in this run's loaded_at range. If that is unexpected, check "
             ~ "VISITOR_LOOKUP_EVENTS_PATH (local) or the events table vars, move visitor_lookup__start_date, "
@@ -70,4 +72,15 @@
         where loaded_at <= {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
     {%- endset -%}
     {{ return(run_query(query).rows[0]['loaded_through']) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_window_holds(count) %}
+    {#-
+        How many events of the window's summary count this is ('read',
+        'valid', 'quarantined'), as this invocation built the window; none
+        when it did not (dbt retry), so that a model reading it cannot take
+        an unread window for an empty one.
+    -#}
+    {{ return(visitor_lookup_carried('base_events_this_run', {}).get(count)) }}
 {% endmacro %}

@@ -60,9 +60,10 @@ erased_event_ids as (
 {%- endif %}
 
 events_in_range as (
-    -- Events loaded in the future fall in no range: every run reads them (their loaded_at prunes the
-    -- files and row groups that hold none) and the quarantine keeps them once. A run's upper limit is
-    -- never after its clock, so the two cannot meet.
+    -- Events loaded in the future fall in no range: every run that reads its lookback reads them (their
+    -- loaded_at prunes the files and row groups that hold none) and the quarantine keeps them once. A
+    -- run's upper limit is never after its clock, so the two cannot meet. A run that does not read its
+    -- lookback finds them, and the events without loaded_at, where the previous run did.
     select
         event_id,
         visitor_cookie_id,
@@ -73,8 +74,10 @@ events_in_range as (
     where
         loaded_at between {{ visitor_lookup_timestamp_literal(limits.lower_limit) }}
         and {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
+        {%- if limits.reads_lookback %}
         or loaded_at > current_timestamp() + interval {{ max_skew_minutes }} minutes
-        {%- if recent_files is none %}
+        {%- endif %}
+        {%- if recent_files is none and limits.reads_lookback %}
         or loaded_at is null
         {%- endif %}
         {%- if erasure.erased_events > 0 %}

@@ -24,6 +24,18 @@
 -- depends_on: {{ ref('erased_cookies') }}
 
 {%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) %}
+{%- set columns = {
+    'event_id': 'string',
+    'visitor_cookie_id': 'string',
+    'user_id': 'string',
+    'landed': 'timestamp',
+    'loaded_at': 'timestamp',
+    'vcid_first_two': 'string',
+} %}
+{#- No valid event in the window and nothing to erase: no statement, not even the key pass. -#}
+{%- set nothing_new = visitor_lookup_is_incremental() and visitor_lookup_window_holds('valid') == 0
+    and visitor_lookup_erasure_rows(ref('base_erased_events_this_run'), ['event', 'replaced']) == 0 %}
+{{ action_merge_nothing_to_merge(nothing_new) }}
 
 {#- The stored rows this run compares with are those of its events' ids and of the erased ones. -#}
 {%- set keys_of_run_events -%}
@@ -66,18 +78,8 @@ stored_events as (
         landed,
         loaded_at,
         vcid_first_two
-    from {{ visitor_lookup_stored_rows(
-        {
-            'event_id': 'string',
-            'visitor_cookie_id': 'string',
-            'user_id': 'string',
-            'landed': 'timestamp',
-            'loaded_at': 'timestamp',
-            'vcid_first_two': 'string',
-        },
-        'event_key',
-        keys_of_run_events,
-    ) }}
+    from {{ visitor_lookup_empty_relation(columns) if nothing_new
+        else visitor_lookup_stored_rows(columns, 'event_key', keys_of_run_events) }}
 ),
 
 remaining_stored_events as (

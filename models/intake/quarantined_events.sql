@@ -21,6 +21,15 @@
 -- depends_on: {{ ref('base_erased_events_this_run') }}
 -- depends_on: {{ ref('base_new_event_limits') }}
 
+{%- set upper_limit = visitor_lookup_run_limits(ref('base_new_event_limits')).upper_limit %}
+{%- set earliest_held = visitor_lookup_start_facts()['earliest_held'] if execute else none %}
+{#- Nothing read, no held event the range now reaches, nothing to erase: no statement. -#}
+{{ action_merge_nothing_to_merge(
+    visitor_lookup_is_incremental() and visitor_lookup_window_holds('read') == 0
+    and (earliest_held is none or earliest_held > upper_limit)
+    and visitor_lookup_erasure_rows(ref('base_erased_events_this_run'), ['quarantined']) == 0
+) }}
+
 with invalid_events as (
     select
         event_id,
