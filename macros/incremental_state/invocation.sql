@@ -88,8 +88,7 @@
     {%- set quarantine = visitor_lookup_existing(visitor_lookup_model_relation('quarantined_events')) -%}
     {#- Only from a table with the columns asked for: one replaced under the run fails its own model, not this. -#}
     {%- set find_held = quarantine is not none and visitor_lookup_changes_state()
-        and 'loaded_at' in visitor_lookup_stored_columns(quarantine)
-        and 'invalid_reason' in visitor_lookup_stored_columns(quarantine) -%}
+        and ['loaded_at', 'invalid_reason'] | reject('in', visitor_lookup_stored_columns(quarantine)) | list == [] -%}
     {%- set manifest = visitor_lookup_existing(visitor_lookup_model_relation('incremental_manifest')) -%}
     {%- set retention_days = visitor_lookup_snapshot_retention_days() -%}
     {#- dbt's listing of the schema has an Iceberg table's properties, table_type among them. -#}
