@@ -71,7 +71,11 @@
         --full-refresh builds it anew) and, when
         it is an Iceberg table and old versions are kept for a while, how
         many of its snapshots are past the point where expiry is due
-        (visitor_lookup_expire_old_versions). A table that does not exist
+        (visitor_lookup_expire_old_versions); but for dbt test, the previous
+        run's limits row (visitor_lookup_previous_limits); and
+        the run's start by Spark's clock (started_at). The last two and the
+        manifest's rows give the run's limits without a statement of their
+        own (visitor_lookup_resolve_run_limits). A table that does not exist
         yet gives none, '' or 0.
     -#}
     {%- set cache = visitor_lookup_invocation_cache() -%}
@@ -94,6 +98,8 @@
     {#- dbt's listing of the schema has an Iceberg table's properties, table_type among them. -#}
     {%- set age_manifest = manifest is not none and 'table_type=ICEBERG' in (manifest.information or '')
         and retention_days is not none and visitor_lookup_changes_state() -%}
+    {%- set previous_limits = visitor_lookup_existing(visitor_lookup_model_relation('base_new_event_limits'))
+        if flags.WHICH != 'test' else none -%}
     {%- set query -%}
         select
             {%- if target.type == 'spark' %}
@@ -161,7 +167,11 @@
                 from {{ manifest }}.snapshots
             ) as manifest_snapshots_due,
             {%- endif %}
-            to_timestamp('{{ visitor_lookup_start_date() }}') as start_date
+            {%- if previous_limits is not none %}
+            {{ visitor_lookup_previous_limits(previous_limits) }} as previous_limits,
+            {%- endif %}
+            {{ visitor_lookup_timestamp_text('current_timestamp()') }} as started_at,
+            {{ visitor_lookup_timestamp_text("to_timestamp('" ~ visitor_lookup_start_date() ~ "')") }} as start_date
     {%- endset -%}
     {%- set row = run_query(query).rows[0] -%}
     {%- set facts = {
@@ -176,6 +186,8 @@
         'earliest_held': row['earliest_held'] if find_held else none,
         'manifest_rows': fromjson(row['manifest_rows'] or '[]') if manifest is not none else none,
         'manifest_snapshots_due': row['manifest_snapshots_due'] if age_manifest else none,
+        'previous_limits': row['previous_limits'] if previous_limits is not none else none,
+        'started_at': row['started_at'],
     } -%}
     {%- do cache.update({'start facts': facts}) -%}
     {{ return(facts) }}

@@ -1,116 +1,121 @@
 {#-
     The four states of the incremental set and the loaded_at range each run
-    reads (spec §5), Snowplow-style. Every bound is computed by Spark once,
-    logged, and stored in base_new_event_limits, which the window reads.
+    reads (spec §5), Snowplow-style. Every bound is computed once from the
+    manifest and the run's start as Spark's clock gives it, logged, and
+    stored in base_new_event_limits, which the window reads.
 -#}
 
-{% macro get_run_limits(min_last_success, max_last_success, models_in_manifest, models_missing, start_date) %}
+{% macro get_run_limits(min_last_success, max_last_success, models_in_manifest, models_missing, start_date, now) %}
     {#-
-        SQL for one row (state, state_name, lower_limit, upper_limit) from what
-        the manifest says of the enabled tagged models:
+        One row (state, state_name, lower_limit, upper_limit, as timestamp
+        text) from what the manifest says of the enabled tagged models:
           1 first run      nothing in the manifest
           2 new model      some enabled model missing from the manifest
           3 out of sync    min_last_success < max_last_success
           4 standard       otherwise
+        Computed here from the run's start: no statement.
     -#}
-    {%- set backfill = "interval " ~ visitor_lookup_var_whole_number('visitor_lookup__backfill_limit_days', 1) ~ " days" -%}
-    {%- set lookback = "interval " ~ visitor_lookup_var_whole_number('visitor_lookup__lookback_window_hours', 0) ~ " hours" -%}
-    {%- set start = "to_timestamp('" ~ start_date ~ "')" -%}
-    {%- set min_ts = visitor_lookup_timestamp_literal(min_last_success) -%}
-    {%- set max_ts = visitor_lookup_timestamp_literal(max_last_success) -%}
+    {%- set backfill = modules.datetime.timedelta(
+        days=visitor_lookup_var_whole_number('visitor_lookup__backfill_limit_days', 1)) -%}
+    {%- set lookback = modules.datetime.timedelta(
+        hours=visitor_lookup_var_whole_number('visitor_lookup__lookback_window_hours', 0)) -%}
+    {%- set start = visitor_lookup_parse_timestamp(start_date) -%}
+    {%- set now = visitor_lookup_parse_timestamp(now) -%}
+    {%- set min_ts = visitor_lookup_parse_timestamp(min_last_success) -%}
+    {%- set max_ts = visitor_lookup_parse_timestamp(max_last_success) -%}
     {%- if models_in_manifest == 0 -%}
-        {%- set state, name = 1, 'first run' -%}
-        {%- set lower, upper = start, "least(current_timestamp(), " ~ start ~ " + " ~ backfill ~ ")" -%}
+        {%- set state, name, lower, upper = 1, 'first run', start, [now, start + backfill] | min -%}
     {%- elif models_missing > 0 -%}
-        {%- set state, name = 2, 'new model' -%}
-        {%- set lower, upper = start, "least(" ~ max_ts ~ ", " ~ start ~ " + " ~ backfill ~ ")" -%}
-    {%- elif min_last_success < max_last_success -%}
-        {%- set state, name = 3, 'out of sync' -%}
-        {%- set lower = min_ts ~ " - " ~ lookback -%}
-        {%- set upper = "least(" ~ max_ts ~ ", " ~ min_ts ~ " + " ~ backfill ~ ")" -%}
+        {%- set state, name, lower, upper = 2, 'new model', start, [max_ts, start + backfill] | min -%}
+    {%- elif min_ts < max_ts -%}
+        {%- set state, name, lower, upper = 3, 'out of sync', min_ts - lookback, [max_ts, min_ts + backfill] | min -%}
     {%- else -%}
-        {%- set state, name = 4, 'standard' -%}
-        {%- set lower = max_ts ~ " - " ~ lookback -%}
-        {%- set upper = "least(current_timestamp(), " ~ max_ts ~ " + " ~ backfill ~ ")" -%}
+        {%- set state, name, lower, upper = 4, 'standard', max_ts - lookback, [now, max_ts + backfill] | min -%}
     {%- endif -%}
-    {%- set sql -%}
-        select
-            {{ state }} as state,
-            '{{ name }}' as state_name,
-            {{ lower }} as lower_limit,
-            {{ upper }} as upper_limit
-    {%- endset -%}
-    {{ return(sql) }}
+    {{ return({
+        'state': state,
+        'state_name': name,
+        'lower_limit': visitor_lookup_format_timestamp(lower),
+        'upper_limit': visitor_lookup_format_timestamp(upper),
+    }) }}
 {% endmacro %}
 
 
 {% macro visitor_lookup_resolve_run_limits(manifest_relation, previous_limits=none) %}
     {#-
-        Reads the manifest, computes this run's limits with get_run_limits,
-        and returns them as a dict of literals; in the same statement, from
-        previous_limits (the table this run is about to replace):
-        files_since, when the previous run computed its limits less the
-        clock-skew allowance, from which on the events files are checked
-        (the epoch when there is none), and that run's number and digest of
-        the events folder (visitor_lookup_skip_lookback).
+        This run's limits (get_run_limits) from the manifest, as a dict of
+        timestamp text, with the run numbers and, from previous_limits (the
+        table this run is about to replace): files_since, when the previous
+        run computed its limits less the clock-skew allowance, from which on
+        the events files are checked (the epoch when there is none), and that
+        run's number and digest of the events folder
+        (visitor_lookup_skip_lookback). The run's start and the previous
+        limits come with the start facts where no other run can change them
+        first (an embedded metastore needs no run lock); otherwise one
+        statement reads them once this run holds the lock.
     -#}
     {%- set previous = visitor_lookup_existing(previous_limits) if previous_limits is not none else none -%}
-    {#- A table written by a version before the digest has none: the run reads its lookback. -#}
-    {%- set previous_digest = previous is not none
-        and 'listing_digest' in visitor_lookup_stored_columns(previous) -%}
-    {%- set skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
-    {%- set models = visitor_lookup_incremental_models() -%}
-    {%- set status = visitor_lookup_manifest_status(manifest_relation, models) -%}
-    {%- set limits_sql = get_run_limits(
+    {%- set facts = visitor_lookup_start_facts() -%}
+    {%- if not visitor_lookup_run_lock_needed()
+        and (previous is none or previous | string == visitor_lookup_model_relation('base_new_event_limits') | string) -%}
+        {%- set inputs = {'now': facts['started_at'], 'previous': facts['previous_limits'] if previous is not none} -%}
+    {%- else -%}
+        {%- set query -%}
+            select
+                {{ visitor_lookup_timestamp_text('current_timestamp()') }} as now,
+                {{ visitor_lookup_previous_limits(previous) if previous is not none else 'cast(null as string)' }}
+                    as previous
+        {%- endset -%}
+        {%- set row = run_query(query).rows[0] -%}
+        {%- set inputs = {'now': row['now'], 'previous': row['previous']} -%}
+    {%- endif -%}
+    {%- set previous_row = fromjson(inputs.previous) if inputs.previous else {} -%}
+    {%- set status = visitor_lookup_manifest_status(manifest_relation, visitor_lookup_incremental_models()) -%}
+    {%- set limits = get_run_limits(
         status.min_last_success,
         status.max_last_success,
         status.present | length,
         status.missing | length,
-        visitor_lookup_start_date(),
+        facts['start_date'],
+        inputs.now,
     ) -%}
+    {{ return(dict(limits,
+        min_last_success=status.min_last_success,
+        max_last_success=status.max_last_success,
+        models_in_manifest=status.present | length,
+        models_missing=status.missing,
+        run_number=status.max_last_run_number + 1,
+        confirmed_run_number=status.confirmed_run_number,
+        computed_at=inputs.now,
+        files_since=previous_row.get('files_since') or '1970-01-01 00:00:00',
+        previous_run_number=previous_row.get('run_number'),
+        previous_listing_digest=previous_row.get('listing_digest'),
+        reads_lookback=true,
+        listing_digest=none,
+    )) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_previous_limits(previous) %}
+    {#-
+        A scalar subquery: the previous run's limits row (base_new_event_limits
+        before this run replaces it) as JSON, with files_since (when it
+        computed its limits, less the clock-skew allowance), run_number and
+        listing_digest (null from a table written before the digest).
+    -#}
+    {%- set skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
     {%- set query -%}
-        select
-            state,
-            state_name,
-            {{ visitor_lookup_timestamp_text('lower_limit') }} as lower_limit,
-            {{ visitor_lookup_timestamp_text('upper_limit') }} as upper_limit,
-            {%- if previous is none %}
-            '1970-01-01 00:00:00' as files_since,
-            cast(null as int) as previous_run_number,
-            cast(null as bigint) as previous_listing_digest
-            {%- else %}
-            coalesce(
-                (
-                    select date_format(computed_at - interval {{ skew_minutes }} minutes, 'yyyy-MM-dd HH:mm:ss')
-                    from {{ previous }}
-                ),
-                '1970-01-01 00:00:00'
-            ) as files_since,
-            (select run_number from {{ previous }}) as previous_run_number,
-            {{ '(select listing_digest from ' ~ previous ~ ')' if previous_digest else 'cast(null as bigint)' }}
-                as previous_listing_digest
-            {%- endif %}
-        from ({{ limits_sql }}) as limits
+        (
+            select to_json(named_struct(
+                'files_since', date_format(computed_at - interval {{ skew_minutes }} minutes, 'yyyy-MM-dd HH:mm:ss'),
+                'run_number', run_number,
+                'listing_digest', {{ 'listing_digest' if 'listing_digest' in visitor_lookup_stored_columns(previous)
+                    else 'cast(null as bigint)' }}
+            ))
+            from {{ previous }}
+        )
     {%- endset -%}
-    {%- set row = run_query(query).rows[0] -%}
-    {%- set limits = {
-        'state': row['state'] | int,
-        'state_name': row['state_name'],
-        'lower_limit': row['lower_limit'],
-        'upper_limit': row['upper_limit'],
-        'min_last_success': status.min_last_success,
-        'max_last_success': status.max_last_success,
-        'models_in_manifest': status.present | length,
-        'models_missing': status.missing,
-        'run_number': status.max_last_run_number + 1,
-        'confirmed_run_number': status.confirmed_run_number,
-        'files_since': row['files_since'],
-        'previous_run_number': row['previous_run_number'],
-        'previous_listing_digest': row['previous_listing_digest'],
-        'reads_lookback': true,
-        'listing_digest': none,
-    } -%}
-    {{ return(limits) }}
+    {{ return(query) }}
 {% endmacro %}
 
 
@@ -132,10 +137,9 @@
         or limits.previous_run_number != limits.confirmed_run_number -%}
         {{ return(limits) }}
     {%- endif -%}
-    {%- set format = '%Y-%m-%d %H:%M:%S.%f' -%}
-    {%- set after_last_success = modules.datetime.datetime.strptime(limits.max_last_success, format)
+    {%- set after_last_success = visitor_lookup_parse_timestamp(limits.max_last_success)
         + modules.datetime.timedelta(microseconds=1) -%}
-    {{ return(dict(limits, lower_limit=after_last_success.strftime(format), reads_lookback=false)) }}
+    {{ return(dict(limits, lower_limit=visitor_lookup_format_timestamp(after_last_success), reads_lookback=false)) }}
 {% endmacro %}
 
 

@@ -83,8 +83,12 @@
         Iceberg keeps the last 100 of them; ten are enough to look back at.
         Parquet's dictionary per column and row group capped at 64 KB
         instead of 2 MB, as event and cookie ids are nearly all distinct
-        (docs/performance.md); columns of few values keep theirs. Delta trims
-        its own log.
+        (docs/performance.md); columns of few values keep theirs. Row groups
+        of 8 MB instead of 128 MB: a file of a first build holds a stretch of
+        processed events by landed, and a run reads from it only the row
+        groups since the earliest instant it recomputes (their statistics
+        skip the others), and the few files that hold its events' stored
+        copies in several tasks instead of one each. Delta trims its own log.
 
         lookup: added for the lookup tables, which take small merges spread
         over the whole table. A copy-on-write merge rewrites every data file
@@ -103,6 +107,7 @@
                 'write.metadata.delete-after-commit.enabled': 'true',
                 'write.metadata.previous-versions-max': '10',
                 'write.parquet.dict-size-bytes': '65536',
+                'write.parquet.row-group-size-bytes': '8388608',
             },
             'lookup': {
                 'format-version': '2',

@@ -15,6 +15,21 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_parse_timestamp(text) %}
+    {#- A datetime from visitor_lookup_timestamp_text's text, or none. -#}
+    {%- if text is none -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {{ return(modules.datetime.datetime.strptime(text, '%Y-%m-%d %H:%M:%S.%f')) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_format_timestamp(value) %}
+    {#- The text visitor_lookup_timestamp_text gives for a datetime. -#}
+    {{ return(value.strftime('%Y-%m-%d %H:%M:%S.%f')) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_string_array(values) %}
     {#- A Spark array<string> literal from a list of plain names. -#}
     {{ return("cast(array(" ~ ("'" ~ values | join("', '") ~ "'" if values else "") ~ ") as array<string>)") }}

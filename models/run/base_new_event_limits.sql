@@ -34,6 +34,7 @@
         'state': 0, 'state_name': '', 'lower_limit': none, 'upper_limit': none,
         'min_last_success': none, 'max_last_success': none, 'models_in_manifest': 0, 'models_missing': [],
         'run_number': 1, 'confirmed_run_number': 0, 'reads_lookback': true, 'listing_digest': none,
+        'computed_at': none,
     } -%}
 {%- endif %}
 
@@ -50,4 +51,4 @@ select
     {{ limits.confirmed_run_number }} as confirmed_run_number,
     {{ limits.reads_lookback }} as reads_lookback,
     {{ limits.listing_digest if limits.listing_digest is not none else 'null' }} as listing_digest,
-    current_timestamp() as computed_at
+    {{ visitor_lookup_timestamp_literal(limits.computed_at) }} as computed_at
