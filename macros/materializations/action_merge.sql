@@ -117,29 +117,14 @@
         reads the target as soon as the MERGE writes it.
     -#}
     {%- set changes = adapter.dispatch('action_merge_write_changes', 'visitor_lookup')(target, query) -%}
-    {#- A lookup table on Iceberg: its files counted in the same statement, for its compaction check. -#}
-    {%- set count_files = visitor_lookup_table_format() == 'iceberg'
-        and config.get('meta', {}).get('visitor_lookup_table_properties') == 'lookup' -%}
     {%- set counting -%}
         select
             count_if(merge_action = 'insert') as inserted,
             count_if(merge_action = 'update') as updated,
             count_if(merge_action = 'delete') as deleted
-            {%- if count_files %},
-            (select count(*) from {{ target }}.files) as files,
-            (select count(*) from {{ target }}.partitions) as partitions
-            {%- endif %}
         from {{ changes }}
     {%- endset -%}
     {%- set counted = run_query(counting).rows[0] -%}
-    {%- if count_files -%}
-        {#- The writes below add at least one file each. -#}
-        {%- do visitor_lookup_carry('layout ' ~ model.unique_id, {
-            'files': counted['files'] + (1 if counted['inserted'] > 0 else 0)
-                + (1 if counted['updated'] + counted['deleted'] > 0 else 0),
-            'partitions': counted['partitions'],
-        }) -%}
-    {%- endif -%}
     {%- do log("Visitor lookup: " ~ target ~ ": " ~ counted['inserted'] ~ " rows to insert, "
         ~ counted['updated'] ~ " to update, " ~ counted['deleted'] ~ " to delete", info=True) -%}
     {%- do action_merge_store_changes(counted['inserted'], counted['updated'], counted['deleted']) -%}

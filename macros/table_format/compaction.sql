@@ -39,8 +39,9 @@
 
 {% macro default__compact_when_fragmented_iceberg(relation, limit) %}
     {#-
-        Count the table's live files (data and delete files) from its
-        metadata, and above `limit` per partition rewrite the table from
+        Count the table's live files (data and delete files), from dbt's
+        listing where it tells them, otherwise from the table's metadata,
+        and above `limit` per partition rewrite the table from
         itself in one INSERT OVERWRITE: no delete files, as few data files
         as Spark's write produces (one per partition when partitioned, a
         few for an unpartitioned table), one atomic commit (a
@@ -48,13 +49,7 @@
         Iceberg's rewrite_data_files procedure, which runs one Spark job per
         partition and leaves dangling delete files behind.
     -#}
-    {#-
-        An unpartitioned table is one partition: its .partitions metadata
-        table has one row. After a merge, action_merge counted them with its
-        change set, before its writes, and added the least those writes add
-        (one file each): no statement here.
-    -#}
-    {%- set layout = visitor_lookup_carried('layout ' ~ model.unique_id) -%}
+    {%- set layout = visitor_lookup_listed_layout(relation) -%}
     {%- if layout is none -%}
         {%- set layout = run_query(
             "select (select count(*) from " ~ relation ~ ".files) as files, "
@@ -80,6 +75,34 @@
         after['files'], started
     ) -%}
     {{ return('') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_listed_layout(relation) %}
+    {#-
+        An Iceberg table's files (data and delete files) and partitions after
+        this model's merge, without a statement, where dbt's listing of the
+        schema tells them: the table's current snapshot summary as the run
+        found it (before its merge), plus the least the merge added (one file
+        for its inserts, one for its updates and deletes); an unpartitioned
+        table (no default-partition-spec) is one partition. None for a
+        partitioned table, or a listing without the summary: then the table's
+        metadata is counted.
+    -#}
+    {%- set listed = load_cached_relation(relation) -%}
+    {%- set information = (listed.information or '') if listed is not none else '' -%}
+    {%- set summary = modules.re.search('current-snapshot-summary=({[^}]*})', information) -%}
+    {%- if summary is none or 'default-partition-spec=' in information -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set totals = fromjson(summary.group(1)) -%}
+    {%- set merged = visitor_lookup_carried(model.name, {}) -%}
+    {{ return({
+        'files': (totals.get('total-data-files', 0) | int) + (totals.get('total-delete-files', 0) | int)
+            + (1 if merged.get('inserted', 0) > 0 else 0)
+            + (1 if merged.get('updated', 0) + merged.get('deleted', 0) > 0 else 0),
+        'partitions': 1,
+    }) }}
 {% endmacro %}
 
 
