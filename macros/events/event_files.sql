@@ -58,8 +58,8 @@
     {%- if limits.state <= 2 or not limits.reads_lookback -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set lower_limit = modules.datetime.datetime.strptime(limits.lower_limit[:19], '%Y-%m-%d %H:%M:%S') -%}
-    {%- set written_after = lower_limit - modules.datetime.timedelta(minutes=max_skew_minutes) -%}
+    {%- set written_after = visitor_lookup_parse_timestamp(limits.lower_limit)
+        - modules.datetime.timedelta(minutes=max_skew_minutes) -%}
     {{ return(visitor_lookup_events_read(events, written_after=written_after.strftime('%Y-%m-%dT%H:%M:%S'))) }}
 {% endmacro %}
 

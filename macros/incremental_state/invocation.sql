@@ -71,8 +71,8 @@
         --full-refresh builds it anew) and, when
         it is an Iceberg table and old versions are kept for a while, how
         many of its snapshots are past the point where expiry is due
-        (visitor_lookup_expire_old_versions); but for dbt test, the previous
-        run's limits row (visitor_lookup_previous_limits); and
+        (visitor_lookup_expire_old_versions); when the run runs the limits
+        model, the previous run's limits row (visitor_lookup_previous_limits); and
         the run's start by Spark's clock (started_at). The last two and the
         manifest's rows give the run's limits without a statement of their
         own (visitor_lookup_resolve_run_limits). A table that does not exist
@@ -98,8 +98,9 @@
     {#- dbt's listing of the schema has an Iceberg table's properties, table_type among them. -#}
     {%- set age_manifest = manifest is not none and 'table_type=ICEBERG' in (manifest.information or '')
         and retention_days is not none and visitor_lookup_changes_state() -%}
+    {#- Only the limits model reads them, and only where it runs: not for a host project's own models. -#}
     {%- set previous_limits = visitor_lookup_existing(visitor_lookup_model_relation('base_new_event_limits'))
-        if flags.WHICH != 'test' else none -%}
+        if flags.WHICH in ['run', 'build', 'retry'] and visitor_lookup_selected('base_new_event_limits') else none -%}
     {%- set query -%}
         select
             {%- if target.type == 'spark' %}

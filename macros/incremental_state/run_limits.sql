@@ -56,8 +56,7 @@
     -#}
     {%- set previous = visitor_lookup_existing(previous_limits) if previous_limits is not none else none -%}
     {%- set facts = visitor_lookup_start_facts() -%}
-    {%- if not visitor_lookup_run_lock_needed()
-        and (previous is none or previous | string == visitor_lookup_model_relation('base_new_event_limits') | string) -%}
+    {%- if not visitor_lookup_run_lock_needed() -%}
         {%- set inputs = {'now': facts['started_at'], 'previous': facts['previous_limits'] if previous is not none} -%}
     {%- else -%}
         {%- set query -%}
