@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from dbt.cli.main import dbtRunnerResult
 
 from visitor_lookup.generate import write_batches
 
@@ -304,47 +305,48 @@ COPIED_COLUMNS = (
     "event_id, visitor_cookie_id, user_id, landed, loaded_at, vcid_first_two, "
     "replaced_visitor_cookie_id, replaced_landed, event_key"
 )
-# For each scoped check of processed_events: how one row (its event id in {event_id}) breaks it, then the
-# failing row's columns and the values expected there.
+# How one row (its event id in {event_id}) breaks the key test of processed_events, and the failing row it
+# then names (key, rows with it, NULL columns).
 PROCESSED_EVENTS_BREAKAGES = {
     # landed emptied
-    "columns_not_null": (
+    "null": (
         "update {schema}.processed_events set landed = null where event_id = '{event_id}'",
-        lambda row: row.event_id,
-        lambda event_id: event_id,
+        lambda event_id: (event_id, 1, "landed is null"),
     ),
     # a second row with the id, as if an earlier run had stored it
-    "unique": (
+    "twice": (
         f"insert into {{schema}}.processed_events ({COPIED_COLUMNS}, run_number) "
         f"select {COPIED_COLUMNS}, 0 from {{schema}}.processed_events where event_id = '{{event_id}}'",
-        lambda row: (row.unique_field, row.n_records),
-        lambda event_id: (event_id, 2),
+        lambda event_id: (event_id, 2, ""),
     ),
 }
 
 
 @pytest.mark.same_on_both_formats
-@pytest.mark.parametrize("check", list(PROCESSED_EVENTS_BREAKAGES))
+@pytest.mark.parametrize("breakage", list(PROCESSED_EVENTS_BREAKAGES))
 @pytest.mark.parametrize("stored_by_the_latest_run", [True, False])
-def test_the_checks_of_processed_events_read_what_the_latest_run_stored(
-    history: Scenario, check: str, stored_by_the_latest_run: bool
+def test_the_key_test_of_processed_events_reads_the_latest_runs_event_ids(
+    history: Scenario, breakage: str, stored_by_the_latest_run: bool
 ) -> None:
-    """The not-null check reads the rows the latest run stored, the uniqueness check the rows of its event
-    ids; with visitor_lookup__test_scope 'all' both read every row."""
-    breakage, failing, expected = PROCESSED_EVENTS_BREAKAGES[check]
+    """The key test of processed_events reads the rows of the event ids the latest run stored, older rows
+    with those ids too; with visitor_lookup__test_scope 'all' every row."""
+    breaking, expected = PROCESSED_EVENTS_BREAKAGES[breakage]
     run = "= (select max(run_number)" if stored_by_the_latest_run else "< (select max(run_number)"
     (event,) = history.sql(
         f"select event_id from {{schema}}.processed_events where run_number {run} "
         "from {schema}.processed_events) order by event_id limit 1"
     )
-    selected = ["--select", f"processed_events,test_name:{check}"]
-    test = f"{check}_processed_events"
-    with history.broken("processed_events", breakage.replace("{event_id}", event.event_id)):
+    selected = ["--select", "processed_events,test_name:primary_key"]
+
+    def named(result: dbtRunnerResult) -> list[tuple]:
+        failing = history.failing_rows(result, "primary_key_processed_events_")
+        return [(row.key_value, row.rows_with_key, row.null_columns) for row in failing]
+
+    with history.broken("processed_events", breaking.replace("{event_id}", event.event_id)):
         scoped = history.dbt("test", *selected, vars=VARS, ok=not stored_by_the_latest_run)
         full = history.dbt("test", *selected, vars={**VARS, "visitor_lookup__test_scope": "all"}, ok=False)
-        found = [failing(row) for row in history.failing_rows(scoped, test)]
-        assert found == ([expected(event.event_id)] if stored_by_the_latest_run else [])
-        assert [failing(row) for row in history.failing_rows(full, test)] == [expected(event.event_id)]
+        assert named(scoped) == ([expected(event.event_id)] if stored_by_the_latest_run else [])
+        assert named(full) == [expected(event.event_id)]
 
 
 @pytest.mark.same_on_both_formats
