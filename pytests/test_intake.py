@@ -76,7 +76,7 @@ def test_every_invalid_kind_is_quarantined_with_its_reason(scenario: Scenario) -
         Raw("bad-skew", "c1", "u1", at + 10 * minute + dt.timedelta(microseconds=1), at),
         Raw("bad-skew", "c1", "u1", at + 10 * minute + dt.timedelta(microseconds=1), at),
     ]
-    scenario.write_events(events)
+    path = scenario.write_events(events)
 
     scenario.dbt("run", vars=VARS)
 
@@ -95,9 +95,9 @@ def test_every_invalid_kind_is_quarantined_with_its_reason(scenario: Scenario) -
     assert stored_events(scenario)["v7"][1:3] == ("\u00a0c7", "u7\u2003")
     assert scenario.logged("read 15 events: 7 valid, 0 duplicate copies ignored, 8 quarantined")
 
-    # A second run, after a file without rows changed the folder, re-reads the event without loaded_at
-    # and the lookback: nothing is doubled.
-    scenario.write_events([])
+    # A second run, after the file was written again (the folder the first run listed changed), re-reads
+    # the event without loaded_at and the lookback: nothing is doubled.
+    os.utime(path)
     scenario.dbt("run", vars=VARS)
     assert not scenario.logged("The events folder is as run")
     assert scenario.logged("read 15 events: 7 valid, 0 duplicate copies ignored, 8 quarantined")
@@ -212,8 +212,8 @@ def test_a_run_that_finds_the_events_folder_as_the_previous_run_did_reads_only_w
     scenario: Scenario,
 ) -> None:
     """spec §5: a standard run that finds every file as the previous run, which completed, found it reads
-    the events loaded after last_success only; a file added with an old time, or a previous run that did
-    not complete, brings the lookback back."""
+    the events loaded after last_success only, and the lookback only in the files added since; a file
+    added with an old time, or a previous run that did not complete, brings the lookback back."""
     first = [
         Raw("a1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:00")),
         Raw("q1", " ", "u1", ts("2026-01-05 09:00"), ts("2026-01-05 09:00")),
@@ -267,6 +267,31 @@ def test_a_run_that_finds_the_events_folder_as_the_previous_run_did_reads_only_w
     assert limits(scenario)[:2] == (4, ts("2026-03-12 04:00"))
     assert_matches_reference(scenario, first + late)
 
+    # Files added since, each written after the previous run's listing: the lookback is read in them only.
+    # An event the last run read is in the next lookback, in its file; a file added after it brings one
+    # late event there, one after last_success, one without loaded_at and one loaded in the future.
+    at = max(scenario.manifest().values()) + dt.timedelta(days=1)
+    read = [Raw("r1", "c5", "u5", at, at)]
+    scenario.write_events(read)
+    scenario.dbt("run", vars=VARS)
+    assert scenario.logged("1 events file(s) written after ")
+    assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, at)
+    added = [
+        Raw("g1", "c1", "u6", at - dt.timedelta(hours=2), at - dt.timedelta(hours=1)),
+        Raw("g2", "c6", "u6", at + dt.timedelta(hours=1), at + dt.timedelta(hours=1)),
+        Raw("g3", "c7", None, at + dt.timedelta(hours=1), None),
+        Raw("g4", "c8", "u8", at + dt.timedelta(hours=1), ts("2099-01-01 00:00")),
+    ]
+    scenario.write_events(added)
+    scenario.dbt("run", vars=VARS)
+    assert scenario.logged("when run 6 listed the folder: reading the lookback in those only")
+    assert scenario.logged(f"and what was loaded after {at}.000000 in every file")
+    # r1 lies in the lookback and is not read again: its file is the previous run's.
+    assert scenario.logged("read 4 events: 2 valid, 0 duplicate copies ignored, 2 quarantined")
+    seen, now = first + late + read + added, dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    assert stored_events(scenario) == {k: tuple(v) for k, v in processed_events(seen, 10, now).items()}
+    assert stored_quarantine(scenario) == quarantined(seen, 10, now)
+
 
 def test_failed_model_keeps_its_manifest_entry_and_next_run_catches_up(scenario: Scenario) -> None:
     first = [
@@ -306,10 +331,11 @@ def test_events_without_loaded_at_are_read_from_the_files_written_since_the_lowe
     limit (less the clock-skew allowance), the file's time standing in for their loaded_at; a run that read
     them but failed to quarantine them leaves its manifest entry, so the next run reads the file again."""
 
-    def dropped(events: list[Raw], written: dt.datetime) -> None:
+    def dropped(events: list[Raw], written: dt.datetime) -> Path:
         """A file written as a loader writes one, just after its last event was loaded."""
         path = scenario.write_events(events)
         os.utime(path, (written.timestamp(), written.timestamp()))
+        return path
 
     first = [
         Raw("a1", "c1", "u1", ts("2026-01-05 10:00"), ts("2026-01-05 10:00")),
@@ -323,7 +349,7 @@ def test_events_without_loaded_at_are_read_from_the_files_written_since_the_lowe
         Raw("b1", "c1", "u2", ts("2026-01-06 10:00"), ts("2026-01-06 10:00")),
         Raw("n2", "c3", None, ts("2026-01-06 10:00"), None),
     ]
-    dropped(second, ts("2026-01-06 10:01"))
+    second_file = dropped(second, ts("2026-01-06 10:01"))
     with scenario.table_replaced_by_incompatible_one("quarantined_events"):
         scenario.dbt("run", vars=VARS, ok=False)
     scenario.dbt("run", vars=VARS)
@@ -332,6 +358,9 @@ def test_events_without_loaded_at_are_read_from_the_files_written_since_the_lowe
 
     third = [Raw("c1", "c1", None, ts("2026-01-07 10:00"), ts("2026-01-07 10:00"))]
     dropped(third, ts("2026-01-07 10:01"))
+    # The second file written again: the folder the previous run listed changed, so the lookback is read.
+    dropped_again = ts("2026-01-06 10:02").timestamp()
+    os.utime(second_file, (dropped_again, dropped_again))
     scenario.dbt("run", vars=VARS)
     # The first file was written before this run's lower limit: n1 is not read again; n2 is.
     assert limits(scenario)[:2] == (4, ts("2026-01-06 04:00"))
@@ -345,14 +374,16 @@ def test_empty_windows_move_the_state_past_a_gap(scenario: Scenario) -> None:
     late = [Raw("b1", "c1", "u2", ts("2026-02-15 10:00"), ts("2026-02-15 10:00"))]
     scenario.write_events(early + late)
 
+    # Each run after the first reads its lookback in the file added since only, so nothing but a new event
+    # keeps it from warning: twenty days without one are a gap too.
     expected_runs = [
         ((1, ts("2026-01-01"), ts("2026-01-21")), ts("2026-01-02 10:00"), False),
-        ((4, ts("2026-01-02 04:00"), ts("2026-01-22 10:00")), ts("2026-01-22 10:00"), False),
+        ((4, ts("2026-01-02 04:00"), ts("2026-01-22 10:00")), ts("2026-01-22 10:00"), True),
         ((4, ts("2026-01-22 04:00"), ts("2026-02-11 10:00")), ts("2026-02-11 10:00"), True),
         ((4, ts("2026-02-11 04:00"), ts("2026-03-03 10:00")), ts("2026-02-15 10:00"), False),
     ]
     for window, last_success, warned in expected_runs:
-        # a file without rows each time: the folder changes, so every run reads its lookback
+        # a file without rows each time: the folder changes, so every run reads its range
         scenario.write_events([])
         scenario.dbt("run", vars=run_vars)
         assert limits(scenario) == window

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import os
 import random
 
 import pytest
@@ -162,7 +163,7 @@ def test_a_run_that_died_before_on_run_end_is_repaired_and_rereads_touch_nothing
         Raw("b2", "c2", "cy", ts("2026-01-04 09:00"), ts("2026-01-06 10:00")),
         Raw("b3", "c3", None, ts("2026-01-04 10:00"), ts("2026-01-06 10:00")),
     ]
-    scenario.write_events(second)
+    second_file = scenario.write_events(second)
     # processed_events stores the second batch, first_dates fails, and the
     # process dies before on-run-end: the manifest stays as it was
     with scenario.table_replaced_by_incompatible_one("first_dates"):
@@ -181,13 +182,13 @@ def test_a_run_that_died_before_on_run_end_is_repaired_and_rereads_touch_nothing
     run_numbers = {row.model: row.last_run_number for row in scenario.table("incremental_manifest")}
     assert run_numbers == dict.fromkeys(INCREMENTAL_MODELS, 2)
 
-    # a run that only reads them again (a file without rows changed the
-    # folder, so it reads its lookback) changes nothing and touches no
-    # cookie: the lookup models (and the manifest model, which only
-    # on-run-end writes) run no MERGE, so the lookup tables commit nothing
+    # a run that only reads them again (a file written again changed the
+    # folder, so it reads its lookback in every file) changes nothing and
+    # touches no cookie: the lookup models (and the manifest model, which
+    # only on-run-end writes) run no MERGE, so the lookup tables commit nothing
     lookup = ["first_dates", "user_mapping", "visitor_lookup_spans"]
     versions = {name: scenario.table_version(name) for name in lookup}
-    scenario.write_events([])
+    os.utime(second_file)
     scenario.dbt("run", vars=VARS)
     assert scenario.logged("Visitor lookup: read 5 events: 5 valid, 0 duplicate copies ignored")
     assert scenario.table("base_cookie_changes_this_run") == []

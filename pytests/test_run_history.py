@@ -42,8 +42,22 @@ def changes(before: Keyed | None, after: Keyed) -> dict[str, int | None]:
     }
 
 
-def window_counts(events: list[Raw], lower: dt.datetime, upper: dt.datetime) -> dict[str, int]:
-    read = [event for event in events if in_window(event, lower, upper)]
+def window_counts(
+    events: list[Raw], lower: dt.datetime, upper: dt.datetime, added: list[Raw] | None = None
+) -> dict[str, int]:
+    """What a run over [lower, upper] reads of these events; with `added`, the events of the files added
+    since the previous run, it reads the lookback and the events without loaded_at in those only (spec §5),
+    and in every file what was loaded after last_success, the end of the lookback."""
+    if added is None:
+        read = [event for event in events if in_window(event, lower, upper)]
+    else:
+        last_success = lower + dt.timedelta(hours=VARS["visitor_lookup__lookback_window_hours"])
+        assert events[len(events) - len(added) :] == added, "the added files' events come last"
+        kept = events[: len(events) - len(added)]
+        read = [
+            event for event in kept if event.loaded_at is not None and last_success < event.loaded_at <= upper
+        ]
+        read += [event for event in added if in_window(event, lower, upper)]
     valid = [event for event in read if invalid_reason(event) is None]
     distinct = len({event.event_id for event in valid})
     return {
@@ -87,14 +101,22 @@ class History:
         (row,) = [row for row in self.rows() if row["invocation_id"] not in recorded]
         return row
 
-    def ran(self, before: list[Raw], seen: list[Raw], merged: tuple[str, ...], **values: object) -> dict:
+    def ran(
+        self,
+        before: list[Raw],
+        seen: list[Raw],
+        merged: tuple[str, ...],
+        added: list[Raw] | None = None,
+        **values: object,
+    ) -> dict:
         """The row of the run just done, checked: `seen` are the events it could read, `before` those
         stored through the last run every model succeeded in (a run also touches the cookies of what
-        runs that failed half-way stored), `merged` the lookup tables it merged."""
+        runs that failed half-way stored), `merged` the lookup tables it merged, `added` the events of
+        the files added since the previous run when it read its lookback in those only."""
         row = self.latest()
         expected = {**row, **values}
         if row["lower_limit"] is not None:
-            expected |= window_counts(seen, row["lower_limit"], row["upper_limit"])
+            expected |= window_counts(seen, row["lower_limit"], row["upper_limit"], added)
             expected["cookies_touched"] = touched_cookies(before, seen)
         reference = keyed(lookup_tables(processed_events(seen).values()))
         for name in HISTORY_TABLES:
@@ -143,6 +165,7 @@ def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) 
         first,
         first + second,
         HISTORY_TABLES,
+        added=second,
         run_number=2,
         state=4,
         state_name="standard",
@@ -168,6 +191,7 @@ def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) 
         first + second,
         first + second + third,
         ("first_dates", "user_mapping"),
+        added=third,
         run_number=3,
         state=4,
         state_name="standard",

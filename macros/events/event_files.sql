@@ -21,7 +21,7 @@
         columns Spark takes them from the first file by path, so that one
         odd file (even an empty one) would decide them for all. The view
         lists the folder when it is created, that is once per run. With
-        written_after (timestamp text, 'YYYY-MM-DDTHH:MM:SS'), a second view
+        written_after (timestamp text, 'YYYY-MM-DDTHH:MM:SS.ffffff'), a second view
         over the files modified after it, whose name is returned instead;
         for a table source, none.
     -#}
@@ -45,26 +45,35 @@
 
 {% macro visitor_lookup_recent_event_files(events, limits, max_skew_minutes) %}
     {#-
-        The window's view over the files of the events folder modified since
-        this run's lower limit, less the clock-skew allowance, where it
-        reads the events without loaded_at: the file's time stands in for
-        theirs (spec §5), so a run does not read every file of the history
-        in full for them. None for a table source (no file times), and in
-        state 1 or 2, whose range starts at the start date: every file is
-        that recent, and a second read of the folder would double the first;
-        nor when the run does not read its lookback (the previous run read
-        every file as it is).
+        The window's view over the newer files of the events folder, where it
+        reads what it does not read in every file. A run that reads its
+        lookback reads there the events without loaded_at, in the files
+        modified since its lower limit, less the clock-skew allowance: the
+        file's time stands in for theirs (spec §5), so a run does not read
+        every file of the history in full for them. A run that reads the
+        lookback only in the files added since the previous run
+        (lookback_files_after, visitor_lookup_skip_lookback) reads there its
+        lookback too, in the files modified after that instant.
+        None for a table source (no file times); in state 1 or 2, whose
+        range starts at the start date, so every file is that recent and a
+        second read of the folder would double the first; and when the run
+        reads neither (no file added since the previous run).
     -#}
-    {%- if limits.state <= 2 or not limits.reads_lookback -%}
+    {%- if limits.state <= 2 -%}
+        {{ return(none) }}
+    {%- elif limits.reads_lookback -%}
+        {%- set written_after = visitor_lookup_parse_timestamp(limits.lower_limit)
+            - modules.datetime.timedelta(minutes=max_skew_minutes) -%}
+    {%- elif limits.lookback_files_after is not none -%}
+        {%- set written_after = visitor_lookup_parse_timestamp(limits.lookback_files_after) -%}
+    {%- else -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set written_after = visitor_lookup_parse_timestamp(limits.lower_limit)
-        - modules.datetime.timedelta(minutes=max_skew_minutes) -%}
-    {{ return(visitor_lookup_events_read(events, written_after=written_after.strftime('%Y-%m-%dT%H:%M:%S'))) }}
+    {{ return(visitor_lookup_events_read(events, written_after=written_after.strftime('%Y-%m-%dT%H:%M:%S.%f'))) }}
 {% endmacro %}
 
 
-{% macro visitor_lookup_check_event_files(events, since) %}
+{% macro visitor_lookup_check_event_files(events, since, previous_last_modified=none) %}
     {#-
         Checks the files of the events folder modified after `since`: when
         the previous run computed its limits (all of them on a first run),
@@ -72,10 +81,14 @@
         (visitor_lookup_resolve_run_limits). Raises one line per bad file; a
         table source (its schema enforced by its format) is not checked,
         nor is anything when dbt only compiles. Returns, from the same
-        statement, the digest of the folder's listing: one number from
-        every file's path, size and modification time, equal from run to
-        run exactly while no file is added, removed or written again
-        (visitor_lookup_skip_lookback); none when nothing is checked.
+        statement, what visitor_lookup_skip_lookback compares with the
+        previous run's listing: the digest of the folder's listing (one
+        number from every file's path, size and modification time, equal
+        from run to run exactly while no file is added, removed or written
+        again), the latest modification time in it, and, given the previous
+        listing's latest (previous_last_modified, timestamp text), the
+        digest of the files modified up to it and how many were modified
+        after it; none when nothing is checked.
     -#}
     {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] or events.schema != 'parquet' -%}
         {{ return(none) }}
@@ -96,7 +109,18 @@
 
         folder_listing as (
             -- xor: the same files in any order give the same digest
-            select bit_xor(xxhash64(path, length, modificationtime)) as listing_digest
+            select
+                bit_xor(xxhash64(path, length, modificationtime)) as listing_digest,
+                {{ visitor_lookup_timestamp_text('max(modificationtime)') }} as last_modified,
+                bit_xor(
+                    case
+                        when modificationtime <= {{ visitor_lookup_timestamp_literal(previous_last_modified) }}
+                            then xxhash64(path, length, modificationtime)
+                    end
+                ) as digest_through_previous,
+                count_if(
+                    modificationtime > {{ visitor_lookup_timestamp_literal(previous_last_modified) }}
+                ) as files_after_previous
             from folder_files
         ),
 
@@ -159,6 +183,9 @@
         -- output needs would not be read, nor its type checked.
         select
             folder_listing.listing_digest,
+            folder_listing.last_modified,
+            folder_listing.digest_through_previous,
+            folder_listing.files_after_previous,
             checked_files.path,
             checked_files.events,
             checked_files.with_event_id,
@@ -190,7 +217,12 @@
             ~ problems | join("\n  ")
         ) -%}
     {%- endif -%}
-    {{ return(rows[0]['listing_digest']) }}
+    {{ return({
+        'digest': rows[0]['listing_digest'],
+        'last_modified': rows[0]['last_modified'],
+        'digest_through_previous': rows[0]['digest_through_previous'],
+        'files_after_previous': rows[0]['files_after_previous'],
+    }) }}
 {% endmacro %}
 
 

@@ -48,11 +48,12 @@
         table this run is about to replace): files_since, when the previous
         run computed its limits less the clock-skew allowance, from which on
         the events files are checked (the epoch when there is none), and that
-        run's number and digest of the events folder
-        (visitor_lookup_skip_lookback). The run's start and the previous
-        limits come with the start facts where no other run can change them
-        first (an embedded metastore needs no run lock); otherwise one
-        statement reads them once this run holds the lock.
+        run's number, digest of the events folder and the latest
+        modification time in it (visitor_lookup_skip_lookback). The run's
+        start and the previous limits come with the start facts where no
+        other run can change them first (an embedded metastore needs no run
+        lock); otherwise one statement reads them once this run holds the
+        lock.
     -#}
     {%- set previous = visitor_lookup_existing(previous_limits) if previous_limits is not none else none -%}
     {%- set facts = visitor_lookup_start_facts() -%}
@@ -89,8 +90,11 @@
         files_since=previous_row.get('files_since') or '1970-01-01 00:00:00',
         previous_run_number=previous_row.get('run_number'),
         previous_listing_digest=previous_row.get('listing_digest'),
+        previous_listing_last_modified=previous_row.get('listing_last_modified'),
         reads_lookback=true,
+        lookback_files_after=none,
         listing_digest=none,
+        listing_last_modified=none,
     )) }}
 {% endmacro %}
 
@@ -99,17 +103,21 @@
     {#-
         A scalar subquery: the previous run's limits row (base_new_event_limits
         before this run replaces it) as JSON, with files_since (when it
-        computed its limits, less the clock-skew allowance), run_number and
-        listing_digest (null from a table written before the digest).
+        computed its limits, less the clock-skew allowance), run_number,
+        listing_digest and listing_last_modified (each null from a table
+        written before it).
     -#}
     {%- set skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
+    {%- set stored_columns = visitor_lookup_stored_columns(previous) -%}
     {%- set query -%}
         (
             select to_json(named_struct(
                 'files_since', date_format(computed_at - interval {{ skew_minutes }} minutes, 'yyyy-MM-dd HH:mm:ss'),
                 'run_number', run_number,
-                'listing_digest', {{ 'listing_digest' if 'listing_digest' in visitor_lookup_stored_columns(previous)
-                    else 'cast(null as bigint)' }}
+                'listing_digest', {{ 'listing_digest' if 'listing_digest' in stored_columns
+                    else 'cast(null as bigint)' }},
+                'listing_last_modified', {{ visitor_lookup_timestamp_text('listing_last_modified')
+                    if 'listing_last_modified' in stored_columns else 'cast(null as string)' }}
             ))
             from {{ previous }}
         )
@@ -118,27 +126,45 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_skip_lookback(limits, listing_digest) %}
+{% macro visitor_lookup_skip_lookback(limits, listing) %}
     {#-
-        The limits of a standard run (state 4) that finds the events folder
-        as the previous run found it, when that run's every incremental
-        model succeeded (its number is the confirmed one): the same digest
-        of the folder's listing, so no file was added, removed or written
-        again since. Every event the lookback holds was in a file that run
-        read, and what it held beyond that run's range was quarantined or
-        lies after last_success: the run reads only the events loaded after
-        last_success (reads_lookback false), not the lookback, the events
-        without loaded_at or those loaded in the future again. Other limits
-        are returned as they are, with the digest kept for the next run.
+        The limits of a standard run (state 4) that finds every file the
+        previous run listed in the events folder as it was, and no other
+        file but those modified after the latest of them, when that run's
+        every incremental model succeeded (its number is the confirmed
+        one): the files modified up to the previous listing's latest time
+        give its digest again, so none was removed or written again, and
+        none added with an old time. That run read every event of those
+        files in its range, and what they hold beyond it was quarantined or
+        lies after last_success: the run reads in every file only the
+        events loaded after last_success (reads_lookback false), and its
+        lookback, the events without loaded_at and those loaded in the
+        future only in the files modified after that time
+        (lookback_files_after). When no file was, the folder is as the
+        previous run found it: the lower limit moves to just after
+        last_success and nothing else is read. Other limits are returned as
+        they are. Either way with the listing's digest and latest time, for
+        the next run.
     -#}
-    {%- set limits = dict(limits, listing_digest=listing_digest) -%}
-    {%- if limits.state != 4 or listing_digest is none or limits.previous_listing_digest != listing_digest
+    {%- set limits = dict(limits,
+        listing_digest=listing.digest if listing is not none else none,
+        listing_last_modified=listing.last_modified if listing is not none else none) -%}
+    {%- if limits.state != 4 or listing is none or listing.digest is none
         or limits.previous_run_number != limits.confirmed_run_number -%}
         {{ return(limits) }}
     {%- endif -%}
-    {%- set after_last_success = visitor_lookup_parse_timestamp(limits.max_last_success)
-        + modules.datetime.timedelta(microseconds=1) -%}
-    {{ return(dict(limits, lower_limit=visitor_lookup_format_timestamp(after_last_success), reads_lookback=false)) }}
+    {%- if listing.digest == limits.previous_listing_digest -%}
+        {%- set after_last_success = visitor_lookup_parse_timestamp(limits.max_last_success)
+            + modules.datetime.timedelta(microseconds=1) -%}
+        {{ return(dict(limits, lower_limit=visitor_lookup_format_timestamp(after_last_success), reads_lookback=false)) }}
+    {%- elif listing.digest_through_previous is not none
+        and listing.digest_through_previous == limits.previous_listing_digest -%}
+        {{ return(dict(limits,
+            reads_lookback=false,
+            lookback_files_after=limits.previous_listing_last_modified,
+            files_after_previous=listing.files_after_previous)) }}
+    {%- endif -%}
+    {{ return(limits) }}
 {% endmacro %}
 
 
@@ -154,10 +180,15 @@
         {%- set message = "Standard incremental run" -%}
     {%- endif -%}
     {%- do log("Visitor lookup: " ~ message, info=True) -%}
-    {%- if not limits.reads_lookback -%}
+    {%- if not limits.reads_lookback and limits.lookback_files_after is none -%}
         {%- do log("Visitor lookup: The events folder is as run " ~ limits.previous_run_number
             ~ " found it: reading only what was loaded after " ~ limits.max_last_success
             ~ ", not the lookback again", info=True) -%}
+    {%- elif not limits.reads_lookback -%}
+        {%- do log("Visitor lookup: " ~ limits.files_after_previous ~ " events file(s) written after "
+            ~ limits.lookback_files_after ~ ", when run " ~ limits.previous_run_number ~ " listed the folder: "
+            ~ "reading the lookback in those only, and what was loaded after " ~ limits.max_last_success
+            ~ " in every file", info=True) -%}
     {%- endif -%}
     {%- do log("Visitor lookup: Processing data between " ~ limits.lower_limit ~ " and " ~ limits.upper_limit
         ~ " (loaded_at, UTC)", info=True) -%}
@@ -169,7 +200,8 @@
 {% macro visitor_lookup_run_limits(limits_relation) %}
     {#-
         This run's state, limits, run numbers, the manifest's greatest
-        last_success before it and whether it reads its lookback, read back
+        last_success before it and whether it reads its lookback (in every
+        file, or in those modified after lookback_files_after), read back
         from base_new_event_limits (pass its ref) once per invocation, for
         the models and hooks that read them.
     -#}
@@ -177,6 +209,7 @@
         {{ return({
             'state': 1, 'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00',
             'run_number': 1, 'confirmed_run_number': 0, 'max_last_success': none, 'reads_lookback': true,
+            'lookback_files_after': none,
         }) }}
     {%- endif -%}
     {%- set key = 'run limits ' ~ limits_relation -%}
@@ -187,6 +220,7 @@
     {%- endif -%}
     {#- Kept by the limits model in this invocation, or read once: only then are the table's columns asked. -#}
     {%- set kept = key in visitor_lookup_invocation_cache() -%}
+    {%- set stored_columns = [] if kept else visitor_lookup_stored_columns(stored) -%}
     {%- set query -%}
         select
             state,
@@ -195,8 +229,10 @@
             run_number,
             confirmed_run_number,
             {{ visitor_lookup_timestamp_text('max_last_success') }} as max_last_success,
-            {{ 'reads_lookback' if kept or 'reads_lookback' in visitor_lookup_stored_columns(stored) else 'true' }}
-                as reads_lookback
+            {{ 'reads_lookback' if kept or 'reads_lookback' in stored_columns else 'true' }} as reads_lookback,
+            {{ visitor_lookup_timestamp_text('lookback_files_after')
+                if kept or 'lookback_files_after' in stored_columns else 'cast(null as string)' }}
+                as lookback_files_after
         from {{ limits_relation }}
     {%- endset -%}
     {%- set row = visitor_lookup_fetch_once(key, query) -%}
@@ -208,5 +244,6 @@
         'confirmed_run_number': row['confirmed_run_number'] | int,
         'max_last_success': row['max_last_success'],
         'reads_lookback': row['reads_lookback'],
+        'lookback_files_after': row['lookback_files_after'],
     }) }}
 {% endmacro %}

@@ -3,8 +3,8 @@
         Post-hook of base_events_this_run: log what this run's range held and
         how many events it quarantined, and make it the model's result (dbt's
         line for the model, run_results.json, the run history); warn when
-        the range held nothing, unless the run skipped its lookback (no file
-        changed, so nothing new was expected). The same statement finds the
+        the range held nothing, unless the run read no lookback at all (no
+        file changed, so nothing new was expected). The same statement finds the
         greatest loaded_at within the range, which the manifest's update
         needs (visitor_lookup_window_loaded_through).
     -#}
@@ -30,7 +30,7 @@
         'duplicate': counts['duplicate_copies'], 'quarantined': counts['quarantined_events'],
         'loaded_through': counts['loaded_through'],
     }) -%}
-    {%- if counts['events_read'] == 0 and limits.reads_lookback -%}
+    {%- if counts['events_read'] == 0 and (limits.reads_lookback or limits.lookback_files_after is not none) -%}
         {%- do exceptions.warn(
             "Visitor lookup: no events in this run's loaded_at range. If that is unexpected, check "
             ~ "VISITOR_LOOKUP_EVENTS_PATH (local) or the events table vars, move visitor_lookup__start_date, "

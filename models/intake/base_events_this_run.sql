@@ -24,8 +24,12 @@
 {%- set erasure = visitor_lookup_erasure_reads(erasures_relation) -%}
 {%- set events_source = source('visitor_lookup', 'pageviews') -%}
 {%- set events = visitor_lookup_events_read(events_source) -%}
-{#- Where the events without loaded_at are read apart (a folder, in state 3 or 4): its newer files only. -#}
+{#-
+    Where the events without loaded_at are read apart (a folder, in state 3 or 4): its newer files only;
+    and where the lookback is read in the files added since the previous run only, there with it.
+-#}
 {%- set recent_files = visitor_lookup_recent_event_files(events_source, limits, max_skew_minutes) %}
+{%- set lookback_in_recent_files = not limits.reads_lookback and recent_files is not none %}
 
 with source_events as (
     select
@@ -36,20 +40,6 @@ with source_events as (
         loaded_at
     from {{ events }}
 ),
-{%- if recent_files is not none %}
-
-recent_events_without_loaded_at as (
-    select
-        event_id,
-        visitor_cookie_id,
-        user_id,
-        landed,
-        loaded_at
-    from {{ recent_files }}
-    where loaded_at is null
-),
-{%- endif %}
-
 {%- if erasure.erased_events > 0 %}
 
 erased_event_ids as (
@@ -58,12 +48,40 @@ erased_event_ids as (
     where kind = 'event'
 ),
 {%- endif %}
+{%- if recent_files is not none %}
+
+recent_events_apart as (
+    -- without loaded_at; with the lookback read here only, the lookback and the events loaded in the future
+    select
+        event_id,
+        visitor_cookie_id,
+        user_id,
+        landed,
+        loaded_at
+    from {{ recent_files }}
+    where
+        loaded_at is null  -- noqa: LT02
+        {%- if lookback_in_recent_files %}
+        or loaded_at between {{ visitor_lookup_timestamp_literal(limits.lower_limit) }}
+        and {{ visitor_lookup_timestamp_literal(limits.max_last_success) }}
+        {%- if erasure.erased_events > 0 %}
+        -- copies of erased events: read below in every file, not twice
+        and (
+            event_id is null
+            or cast(event_id as string) not in (select erased_event_ids.event_id from erased_event_ids)
+        )
+        {%- endif %}
+        or loaded_at > current_timestamp() + interval {{ max_skew_minutes }} minutes
+        {%- endif %}
+),
+{%- endif %}
 
 events_in_range as (
     -- Events loaded in the future fall in no range: every run that reads its lookback reads them (their
     -- loaded_at prunes the files and row groups that hold none) and the quarantine keeps them once. A
     -- run's upper limit is never after its clock, so the two cannot meet. A run that does not read its
-    -- lookback finds them, and the events without loaded_at, where the previous run did.
+    -- lookback finds them, and the events without loaded_at, where the previous run did, and in the files
+    -- added since (recent_events_apart).
     select
         event_id,
         visitor_cookie_id,
@@ -72,8 +90,12 @@ events_in_range as (
         loaded_at
     from source_events
     where
-        loaded_at between {{ visitor_lookup_timestamp_literal(limits.lower_limit) }}
-        and {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
+        {%- if lookback_in_recent_files %}
+        loaded_at > {{ visitor_lookup_timestamp_literal(limits.max_last_success) }}
+        {%- else %}
+        loaded_at >= {{ visitor_lookup_timestamp_literal(limits.lower_limit) }}
+        {%- endif %}
+        and loaded_at <= {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
         {%- if limits.reads_lookback %}
         or loaded_at > current_timestamp() + interval {{ max_skew_minutes }} minutes
         {%- endif %}
@@ -102,7 +124,7 @@ events_in_window as (
         user_id,
         landed,
         loaded_at
-    from recent_events_without_loaded_at
+    from recent_events_apart
     {%- endif %}
 ),
 

@@ -3,8 +3,9 @@
     get_run_limits from the manifest and logged, and its run number; the
     events files written since the previous run are checked before it is
     written (visitor_lookup_check_event_files), and a standard run that
-    finds the events folder as the previous, completed, run found it does
-    not read the lookback again (visitor_lookup_skip_lookback). Run it alone
+    finds the events folder as the previous, completed, run found it, but
+    for files added since, reads the lookback only in those
+    (visitor_lookup_skip_lookback). Run it alone
     (dbt run --select base_new_event_limits) to see the state: nothing else
     changes.
 -#}
@@ -20,21 +21,24 @@
 {%- if execute -%}
 {%- set resolved = visitor_lookup_resolve_run_limits(manifest, this) -%}
 {%- set events = source('visitor_lookup', 'pageviews') -%}
-{%- set listing_digest = visitor_lookup_check_event_files(events, resolved.files_since) -%}
-{%- set limits = visitor_lookup_skip_lookback(resolved, listing_digest) -%}
+{%- set listing = visitor_lookup_check_event_files(
+    events, resolved.files_since, resolved.previous_listing_last_modified
+) -%}
+{%- set limits = visitor_lookup_skip_lookback(resolved, listing) -%}
 {%- do visitor_lookup_log_run_limits(limits) -%}
 {#- What the models after this one read of it (visitor_lookup_run_limits), kept instead of read back. -#}
 {%- do visitor_lookup_keep_fact('run limits ' ~ this, {
     'state': limits.state, 'lower_limit': limits.lower_limit, 'upper_limit': limits.upper_limit,
     'run_number': limits.run_number, 'confirmed_run_number': limits.confirmed_run_number,
     'max_last_success': limits.max_last_success, 'reads_lookback': limits.reads_lookback,
+    'lookback_files_after': limits.lookback_files_after,
 }) -%}
 {%- else -%}
     {%- set limits = {
         'state': 0, 'state_name': '', 'lower_limit': none, 'upper_limit': none,
         'min_last_success': none, 'max_last_success': none, 'models_in_manifest': 0, 'models_missing': [],
-        'run_number': 1, 'confirmed_run_number': 0, 'reads_lookback': true, 'listing_digest': none,
-        'computed_at': none,
+        'run_number': 1, 'confirmed_run_number': 0, 'reads_lookback': true, 'lookback_files_after': none,
+        'listing_digest': none, 'listing_last_modified': none, 'computed_at': none,
     } -%}
 {%- endif %}
 
@@ -50,5 +54,7 @@ select
     {{ limits.run_number }} as run_number,
     {{ limits.confirmed_run_number }} as confirmed_run_number,
     {{ limits.reads_lookback }} as reads_lookback,
+    {{ visitor_lookup_timestamp_literal(limits.lookback_files_after) }} as lookback_files_after,
     {{ limits.listing_digest if limits.listing_digest is not none else 'null' }} as listing_digest,
+    {{ visitor_lookup_timestamp_literal(limits.listing_last_modified) }} as listing_last_modified,
     {{ visitor_lookup_timestamp_literal(limits.computed_at) }} as computed_at
