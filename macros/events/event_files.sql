@@ -174,9 +174,11 @@
                     when files_read_as_events.with_landed = 0 then 'landed'
                     when files_read_as_events.with_loaded_at = 0 then 'loaded_at'
                 end as problem
+            -- Null-safe: with = Spark infers files_read_as_events.file_key is not null and filters on it
+            -- before grouping, making the key of every row instead of every file. No key is NULL.
             from listed_files
             left join files_read_as_events
-                on listed_files.file_key = files_read_as_events.file_key
+                on listed_files.file_key <=> files_read_as_events.file_key
         )
 
         -- One row with the digest and no file when no file is new. Every count is selected: a column no
@@ -326,11 +328,12 @@
                     then 'has a column of another type (event_id, visitor_cookie_id, user_id: string; '
                     || 'landed, loaded_at: timestamp)'
             end as problem
+        -- null-safe, so that each key is made once per file (visitor_lookup_check_event_files)
         from unread_files
         left join rows_read
-            on unread_files.file_key = rows_read.file_key
+            on unread_files.file_key <=> rows_read.file_key
         left join events_read
-            on unread_files.file_key = events_read.file_key
+            on unread_files.file_key <=> events_read.file_key
     {%- endset -%}
     {{ return(run_query(query).rows | rejectattr('problem', 'none') | list) }}
 {% endmacro %}
