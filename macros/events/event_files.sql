@@ -174,9 +174,9 @@
                     when files_read_as_events.with_landed = 0 then 'landed'
                     when files_read_as_events.with_loaded_at = 0 then 'loaded_at'
                 end as problem
+            from listed_files
             -- Null-safe: with = Spark infers files_read_as_events.file_key is not null and filters on it
             -- before grouping, making the key of every row instead of every file. No key is NULL.
-            from listed_files
             left join files_read_as_events
                 on listed_files.file_key <=> files_read_as_events.file_key
         )
