@@ -359,3 +359,38 @@ def test_a_lock_is_released_by_hand(cluster: Cluster, tmp_path: Path) -> None:
     assert scenario.sql("select count(*) from {schema}.run_lock") == [(0,)]
     scenario.dbt("run", vars=VARS)
     assert scenario.lookup_tables() == lookup_tables(processed_events(batch).values())
+
+
+@pytest.mark.same_on_both_formats
+def test_a_run_that_finds_the_lock_held_leaves_the_folders_of_tables_being_created_alone(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    scenario = ThriftScenario("thrift_lock_folders", tmp_path, cluster)
+    first, second = random_arrivals(seed=11, events=60, batches=2)
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+
+    # Another run holds the lock and is creating a per-run table: Spark has written its files, not yet its
+    # metastore entry, so this run's listing does not have the table and its folder looks left behind.
+    described = scenario.sql("describe schema extended {schema}")
+    (location,) = [value for name, value in described if name == "Location"]
+    folder = Path(location.removeprefix("file:")) / "base_events_this_run"
+    scenario.sql("drop table {schema}.base_events_this_run")
+    folder.mkdir(parents=True, exist_ok=True)
+    being_written = folder / "part-00000-being-written.parquet"
+    being_written.write_bytes(b"the other run's rows")
+    scenario.sql(
+        "insert into {schema}.run_lock select 'run', 'a-running-run', 'dbt run', current_timestamp(), "
+        "current_timestamp() + interval 15 minutes"
+    )
+    scenario.dbt("run", vars=VARS, ok=False)
+    assert scenario.logged("Visitor lookup: another run holds the run lock (dbt run a-running-run, since ")
+    assert being_written.read_bytes() == b"the other run's rows"
+
+    # once that run has stopped, the next run clears the folder it left and goes on, exact
+    scenario.dbt("run-operation", "visitor_lookup_release_run_lock", vars=VARS)
+    scenario.write_events(second)
+    scenario.dbt("run", vars=VARS)
+    assert not being_written.exists()
+    assert scenario.lookup_tables() == lookup_tables(processed_events(first + second).values())
+    assert scenario.sql("select count(*) from {schema}.run_lock") == [(0,)]

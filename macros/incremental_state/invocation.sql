@@ -20,20 +20,25 @@
     {#-
         The project's one on-run-start hook, in this order: where
         erasure_requests is (visitor_lookup_place_erasure_requests), before
-        anything lists its schema; every var checked; the guards (an unallowed --full-refresh, models of the
-        incremental set without the run's intake, a vanished table) and the
-        folders a killed run left cleared; erasure_requests created on the
-        first run, a request naming no id refused; the run lock taken. Any
-        of them stops the run before a model runs.
+        anything lists its schema; every var checked; the guards that read
+        only the invocation (an unallowed --full-refresh, models of the
+        incremental set without the run's intake); the run lock taken; then
+        what reads or changes what another run may be writing: the guard
+        against a vanished table (it reads the manifest), the folders a
+        killed run left cleared (a run that cleared them before waiting for
+        the lock could delete the files of a table another run was
+        creating), erasure_requests created on the first run and a request
+        naming no id refused. Any of them stops the run before a model runs;
+        on-run-end then releases a lock taken.
     -#}
     {%- do visitor_lookup_place_erasure_requests() -%}
     {%- do visitor_lookup_validate_vars() -%}
     {%- do visitor_lookup_guard_full_refresh() -%}
     {%- do visitor_lookup_guard_selection() -%}
+    {%- do visitor_lookup_take_run_lock() -%}
     {%- do visitor_lookup_guard_vanished_tables() -%}
     {%- do visitor_lookup_clear_leftover_locations() -%}
     {%- do visitor_lookup_prepare_erasure_requests() -%}
-    {%- do visitor_lookup_take_run_lock() -%}
     {{ return('') }}
 {% endmacro %}
 

@@ -49,6 +49,10 @@
     {%- endif -%}
     {%- set lock = visitor_lookup_run_lock_relation() -%}
     {%- if visitor_lookup_existing(lock) is none -%}
+        {#- A run killed while it created the table can have left its folder, which Delta refuses to create over. -#}
+        {%- if visitor_lookup_table_format() != 'iceberg' -%}
+            {%- do visitor_lookup_clear_absent_tables_folders([lock]) -%}
+        {%- endif -%}
         {%- call statement('visitor_lookup_create_run_lock') -%}
             create table if not exists {{ lock }} (
                 lock_name string,

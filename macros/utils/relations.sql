@@ -227,8 +227,10 @@
         Clears the folders of the tables this invocation may create that
         dbt's listing does not have: the selected models (Iceberg's tables
         need nothing, their files have unique names) and, when the run
-        changes state, the tables the hooks keep. No statement while they
-        all exist. Dispatched: what clears a folder depends on the catalog.
+        changes state, the tables the hooks keep (run_lock's folder is
+        cleared by visitor_lookup_take_run_lock, before it creates that
+        table; this runs once the lock is held). No statement while they
+        all exist.
     -#}
     {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] -%}
         {{ return('') }}
@@ -245,20 +247,27 @@
     {%- if visitor_lookup_changes_state() and visitor_lookup_table_format() != 'iceberg' -%}
         {%- do created.append(visitor_lookup_relation_beside_manifest('visitor_lookup_runs')) -%}
         {%- do created.append(visitor_lookup_erasure_requests_relation()) -%}
-        {#- Only where the run takes the lock: an embedded metastore's run never creates run_lock. -#}
-        {%- if visitor_lookup_run_lock_needed() -%}
-            {%- do created.append(visitor_lookup_run_lock_relation()) -%}
-        {%- endif -%}
     {%- endif -%}
+    {%- do visitor_lookup_clear_absent_tables_folders(created) -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_clear_absent_tables_folders(relations) %}
+    {#-
+        Of `relations` (tables of a format that refuses a folder left
+        behind), those dbt's listing does not have: the metastore asked
+        once whether they are really absent, then their folders cleared
+        (dispatched: what clears a folder depends on the catalog).
+    -#}
     {%- set absent = [] -%}
-    {%- for relation in created if visitor_lookup_existing(relation) is none -%}
+    {%- for relation in relations if visitor_lookup_existing(relation) is none -%}
         {%- do absent.append(relation) -%}
     {%- endfor -%}
     {%- if absent -%}
         {%- do visitor_lookup_confirm_absent(absent) -%}
         {%- do adapter.dispatch('clear_leftover_locations', 'visitor_lookup')(absent) -%}
     {%- endif -%}
-    {{ return('') }}
 {% endmacro %}
 
 
