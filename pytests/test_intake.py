@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from .conftest import INCREMENTAL_MODELS, Scenario, ts
-from .reference import Raw, lookup_tables, processed_events, quarantined
+from .reference import MICROSECOND, Raw, lookup_tables, processed_events, quarantined
 
 pytestmark = pytest.mark.same_on_both_formats
 
@@ -160,13 +160,13 @@ def test_stored_copies_are_read_right_when_the_table_has_delete_files(scenario: 
     scenario.dbt("run", vars=VARS)
     assert scenario.sql("select count(*) as files from {schema}.processed_events.delete_files") == [(1,)]
 
-    # Loaded after the copy that counts, which this run's window no longer reaches, and before the
-    # replaced one, which it reads again: only the deleted row would let it in.
+    # Loaded after the copy that counts and before the replaced one, in a new file, which this run reads
+    # whole: only the deleted row would let it in.
     third = [Raw("a1", "c4", "u4", ts("2026-01-05 06:00"), ts("2026-01-05 11:00"))]
     scenario.write_events(third)
     scenario.dbt("run", vars=VARS)
 
-    assert limits(scenario)[1] == ts("2026-01-05 07:00")
+    assert scenario.logged("found it but for 1 events file(s) written after ")
     assert_matches_reference(scenario, first + second + third)
     assert stored_events(scenario)["a1"][1:] == ("c1", "u1", ts("2026-01-05 06:00"), ts("2026-01-05 06:30"))
 
@@ -193,18 +193,21 @@ def test_new_file_is_seen_and_overlapping_windows_count_once(scenario: Scenario)
         Raw("s1", "c4", "u4", ts("2026-01-05 08:00"), ts("2026-01-05 08:00")),
         # a copy of a3 loaded earlier than the stored one: it is the copy that counts
         Raw("a3", "c2", "u7", ts("2026-01-05 11:58"), ts("2026-01-05 11:58")),
-        # loaded before the lookback window: no run reads it
+        # loaded before the lookback window (a day re-exported): read with its file, which is new
         Raw("x1", "c5", "u5", ts("2026-01-05 05:00"), ts("2026-01-05 05:00")),
     ]
     scenario.write_events(second)
     scenario.dbt("run", vars=VARS)
 
-    assert limits(scenario) == (4, ts("2026-01-05 06:00"), ts("2026-02-04 12:00"))
+    # Every file of the first run's listing as it was: the range starts after last_success, the new file
+    # is read whole.
+    assert limits(scenario) == (4, ts("2026-01-05 12:00") + MICROSECOND, ts("2026-02-04 12:00"))
     assert scenario.logged("Visitor lookup: Standard incremental run")
-    assert_matches_reference(scenario, first + second[:-1])
+    assert scenario.logged("found it but for 1 events file(s) written after ")
+    assert_matches_reference(scenario, first + second)
     assert stored_events(scenario)["a2"][2] == "u1"
     assert stored_events(scenario)["a3"][2] == "u7"
-    assert "x1" not in stored_events(scenario)
+    assert stored_events(scenario)["x1"][2] == "u5"
     assert scenario.manifest() == dict.fromkeys(INCREMENTAL_MODELS, ts("2026-01-05 13:30"))
 
 
@@ -284,8 +287,8 @@ def test_a_run_that_finds_the_events_folder_as_the_previous_run_did_reads_only_w
     ]
     scenario.write_events(added)
     scenario.dbt("run", vars=VARS)
-    assert scenario.logged("when run 6 listed the folder: reading the lookback in those only")
-    assert scenario.logged(f"and what was loaded after {at}.000000 in every file")
+    assert scenario.logged("found it but for 1 events file(s) written after ")
+    assert scenario.logged(f"reading those whole, and what was loaded after {at}.000000 in every file")
     # r1 lies in the lookback and is not read again: its file is the previous run's.
     assert scenario.logged("read 4 events: 2 valid, 0 duplicate copies ignored, 2 quarantined")
     seen, now = first + late + read + added, dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -374,13 +377,13 @@ def test_empty_windows_move_the_state_past_a_gap(scenario: Scenario) -> None:
     late = [Raw("b1", "c1", "u2", ts("2026-02-15 10:00"), ts("2026-02-15 10:00"))]
     scenario.write_events(early + late)
 
-    # Each run after the first reads its lookback in the file added since only, so nothing but a new event
-    # keeps it from warning: twenty days without one are a gap too.
+    # Each run after the first reads the file added since whole and every file after last_success, so
+    # nothing but a new event keeps it from warning: twenty days without one are a gap too.
     expected_runs = [
         ((1, ts("2026-01-01"), ts("2026-01-21")), ts("2026-01-02 10:00"), False),
-        ((4, ts("2026-01-02 04:00"), ts("2026-01-22 10:00")), ts("2026-01-22 10:00"), True),
-        ((4, ts("2026-01-22 04:00"), ts("2026-02-11 10:00")), ts("2026-02-11 10:00"), True),
-        ((4, ts("2026-02-11 04:00"), ts("2026-03-03 10:00")), ts("2026-02-15 10:00"), False),
+        ((4, ts("2026-01-02 10:00") + MICROSECOND, ts("2026-01-22 10:00")), ts("2026-01-22 10:00"), True),
+        ((4, ts("2026-01-22 10:00") + MICROSECOND, ts("2026-02-11 10:00")), ts("2026-02-11 10:00"), True),
+        ((4, ts("2026-02-11 10:00") + MICROSECOND, ts("2026-03-03 10:00")), ts("2026-02-15 10:00"), False),
     ]
     for window, last_success, warned in expected_runs:
         # a file without rows each time: the folder changes, so every run reads its range

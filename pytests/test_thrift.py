@@ -1,4 +1,8 @@
-"""The thrift target on a real Spark cluster (standalone master, two workers, Thrift Server) on loopback."""
+"""The thrift target on a real Spark cluster (standalone master, two workers, Thrift Server) on loopback.
+
+The server runs in a session time zone west of UTC, as one started in a local zone would: every table and
+limit must be what it is under UTC (spec §2). The tests' own queries ask for UTC on their connection.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from .conftest import ROOT, TEST_SWITCHES, Scenario, table_format
 from .reference import Raw, lookup_tables, normalise_id, processed_events
 from .test_erasure import Requests
 from .test_lookup_properties import VARS, random_arrivals
+from .test_time_zones import ZONE
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +40,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         thrift_port=free_port(),
         master_port=free_port(),
         table_format=table_format(),
-        spark_conf=TEST_SWITCHES,
+        spark_conf=(*TEST_SWITCHES, ("spark.sql.session.timeZone", ZONE)),
     )
     with running(local):
         yield local
@@ -68,6 +73,7 @@ class ThriftScenario(Scenario):
     def sql(self, query: str) -> list[tuple]:
         with hive.connect(host="127.0.0.1", port=self.port, username="dbt") as connection:
             cursor = connection.cursor()
+            cursor.execute("set spark.sql.session.timeZone = UTC")
             cursor.execute(query.format(schema=self.schema))
             if not query.lstrip().lower().startswith(("select", "show", "describe")):
                 return []  # statements have no result set to describe
@@ -86,6 +92,8 @@ def test_pipeline_and_tests_through_the_thrift_server(cluster: Cluster, tmp_path
     scenario.write_events(first)
     seen += first
     scenario.dbt("run", vars=VARS)
+    # the start date and the limits in UTC, the server's zone notwithstanding
+    assert scenario.logged("Processing data between 2026-01-01 00:00:00.000000 and ")
     assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
     # An erasure through the Thrift Server: its run rewrites the lookup tables it took rows from
     # (compaction, an INSERT OVERWRITE on Iceberg and OPTIMIZE on Delta, whatever the files' count).

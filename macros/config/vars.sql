@@ -42,16 +42,67 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_start_date() %}
-    {#- The start date as Spark timestamp text; Spark itself rejects impossible dates (see get_run_limits). -#}
-    {%- set value = var('visitor_lookup__start_date') | string | trim -%}
-    {%- if not modules.re.fullmatch('[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]{1,6})?)?', value) -%}
+{% macro visitor_lookup_var_timestamp(name) %}
+    {#-
+        A var that names a UTC instant, 'YYYY-MM-DD' or 'YYYY-MM-DD
+        HH:MM:SS[.ffffff]', as timestamp text with microseconds; none when
+        it is empty. A date the calendar lacks (2026-02-30) fails too.
+    -#}
+    {%- set value = var(name) | string | trim -%}
+    {%- if not value -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set parts = modules.re.fullmatch(
+        '([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.]([0-9]{1,6}))?)?', value) -%}
+    {%- set numbers = (parts.groups()[:6] | map('default', '0', true) | map('int') | list) if parts else [] -%}
+    {%- set valid = parts and 1 <= numbers[0] < 9999 and 1 <= numbers[1] <= 12 and numbers[3] <= 23
+        and numbers[4] <= 59 and numbers[5] <= 59 -%}
+    {%- if valid -%}
+        {%- set month_end = modules.datetime.date(numbers[0] + numbers[1] // 12, numbers[1] % 12 + 1, 1)
+            - modules.datetime.timedelta(days=1) -%}
+        {%- set valid = 1 <= numbers[2] <= month_end.day -%}
+    {%- endif -%}
+    {%- if not valid -%}
         {{ exceptions.raise_compiler_error(
-            "Visitor lookup: var visitor_lookup__start_date must be a date 'YYYY-MM-DD' or a timestamp "
-            ~ "'YYYY-MM-DD HH:MM:SS' (UTC), got '" ~ value ~ "'."
+            "Visitor lookup: var " ~ name ~ " must be a date 'YYYY-MM-DD' or a timestamp "
+            ~ "'YYYY-MM-DD HH:MM:SS' (UTC) that exists, got '" ~ value ~ "'."
         ) }}
     {%- endif -%}
-    {{ return(value | replace('T', ' ')) }}
+    {%- set micros = ((parts.group(7) or '') ~ '000000')[:6] | int -%}
+    {%- set instant = modules.datetime.datetime(
+        numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5], micros) -%}
+    {{ return(visitor_lookup_format_timestamp(instant)) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_start_date() %}
+    {#- visitor_lookup__start_date as timestamp text (UTC); it may not be empty. -#}
+    {%- set value = visitor_lookup_var_timestamp('visitor_lookup__start_date') -%}
+    {%- if value is none -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var visitor_lookup__start_date must be a date 'YYYY-MM-DD' or a timestamp "
+            ~ "'YYYY-MM-DD HH:MM:SS' (UTC), got ''."
+        ) }}
+    {%- endif -%}
+    {{ return(value) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_read_again_from() %}
+    {#-
+        visitor_lookup__read_again_from as timestamp text, or none when it is
+        empty: a run in state 3 or 4 reads every event loaded from it on
+        again. Before the start date it would read what a rebuild does not.
+    -#}
+    {%- set value = visitor_lookup_var_timestamp('visitor_lookup__read_again_from') -%}
+    {%- if value is not none and value < visitor_lookup_start_date() -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var visitor_lookup__read_again_from (" ~ value ~ ") is before "
+            ~ "visitor_lookup__start_date (" ~ visitor_lookup_start_date() ~ "): no run reads what was "
+            ~ "loaded before the start date. Move it on, or move the start date with a --full-refresh."
+        ) }}
+    {%- endif -%}
+    {{ return(value) }}
 {% endmacro %}
 
 
@@ -82,21 +133,14 @@
 
 {% macro visitor_lookup_validate_vars() %}
     {#- Called from on-run-start: every var is checked before any model runs. -#}
-    {%- set start_date = visitor_lookup_start_date() -%}
+    {%- do visitor_lookup_start_date() -%}
+    {%- do visitor_lookup_read_again_from() -%}
     {#-
-        What only Spark can tell (the date exists, the session's table
-        format, the stored keys' prefix length) matters to what builds
-        tables; dbt test reads what is built, and sends no statement for it.
+        What only Spark can tell (the session's table format, the stored
+        keys' prefix length) matters to what builds tables; dbt test reads
+        what is built, and sends no statement for it.
     -#}
     {%- set ask_spark = execute and flags.WHICH != 'test' -%}
-    {%- if ask_spark -%}
-        {#- The shape is checked above; Spark tells whether the date exists (2026-02-30 does not). -#}
-        {%- if visitor_lookup_start_facts()['start_date'] is none -%}
-            {{ exceptions.raise_compiler_error(
-                "Visitor lookup: var visitor_lookup__start_date ('" ~ start_date ~ "') is not a valid date or timestamp."
-            ) }}
-        {%- endif -%}
-    {%- endif -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__backfill_limit_days', 1) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__lookback_window_hours', 0) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}

@@ -35,7 +35,8 @@
         options (
             path {{ visitor_lookup_string_literal(events.identifier) }}
             {%- if written_after is not none %},
-            'modifiedAfter' {{ visitor_lookup_string_literal(written_after) }}
+            'modifiedAfter' {{ visitor_lookup_string_literal(written_after) }},
+            {{ visitor_lookup_modified_after_zone() }}
             {%- endif %}
         )
     {%- endcall -%}
@@ -43,41 +44,34 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_recent_event_files(events, limits, max_skew_minutes) %}
+{% macro visitor_lookup_recent_event_files(events, limits) %}
     {#-
-        The window's view over the newer files of the events folder, where it
-        reads what it does not read in every file. A run that reads its
-        lookback reads there the events without loaded_at, in the files
-        modified since its lower limit, less the clock-skew allowance: the
-        file's time stands in for theirs (spec §5), so a run does not read
-        every file of the history in full for them. A run that reads the
-        lookback only in the files added since the previous run
-        (lookback_files_after, visitor_lookup_skip_lookback) reads there its
-        lookback too, in the files modified after that instant.
-        None for a table source (no file times); in state 1 or 2, whose
-        range starts at the start date, so every file is that recent and a
-        second read of the folder would double the first; and when the run
-        reads neither (no file added since the previous run).
+        The window's view over the events files new since the last run that
+        completed (modified after new_files_after), which a run in state 3
+        or 4 reads whole: every event loaded from the start date, those
+        without loaded_at (the file's time stands in for theirs) and those
+        loaded in the future, whatever the run's lower limit, so that a file
+        of events loaded long ago (a re-export, a loader that stamps at
+        extraction) is read the run after it arrives (spec §5). None for a
+        table source (no file times); in state 1 or 2, whose range starts at
+        the start date, so every file is read whole already; and when no
+        file is new.
     -#}
-    {%- if limits.state <= 2 -%}
-        {{ return(none) }}
-    {%- elif limits.reads_lookback -%}
-        {%- set written_after = visitor_lookup_parse_timestamp(limits.lower_limit)
-            - modules.datetime.timedelta(minutes=max_skew_minutes) -%}
-    {%- elif limits.lookback_files_after is not none -%}
-        {%- set written_after = visitor_lookup_parse_timestamp(limits.lookback_files_after) -%}
-    {%- else -%}
+    {%- if limits.state <= 2 or not limits.new_files -%}
         {{ return(none) }}
     {%- endif -%}
-    {{ return(visitor_lookup_events_read(events, written_after=written_after.strftime('%Y-%m-%dT%H:%M:%S.%f'))) }}
+    {%- set written_after = visitor_lookup_parse_timestamp(limits.new_files_after) -%}
+    {%- set written_after = written_after.strftime('%Y-%m-%dT%H:%M:%S.%f') if written_after is not none -%}
+    {{ return(visitor_lookup_events_read(events, written_after=written_after or '1970-01-01T00:00:00.000000')) }}
 {% endmacro %}
 
 
-{% macro visitor_lookup_check_event_files(events, since, previous_last_modified=none) %}
+{% macro visitor_lookup_check_event_files(events, since, previous_last_modified=none, new_after=none) %}
     {#-
-        Checks the files of the events folder modified after `since`: when
-        the previous run computed its limits (all of them on a first run),
-        less the clock-skew allowance for the file system's clock
+        Checks the files of the events folder modified after `since` (when
+        the previous run computed its limits, less the clock-skew allowance
+        for the file system's clock; all of them on a first run) or after
+        new_after, whichever is earlier: every file this run reads whole
         (visitor_lookup_resolve_run_limits). Raises one line per bad file; a
         table source (its schema enforced by its format) is not checked,
         nor is anything when dbt only compiles. Returns, from the same
@@ -85,14 +79,16 @@
         previous run's listing: the digest of the folder's listing (one
         number from every file's path, size and modification time, equal
         from run to run exactly while no file is added, removed or written
-        again), the latest modification time in it, and, given the previous
-        listing's latest (previous_last_modified, timestamp text), the
-        digest of the files modified up to it and how many were modified
-        after it; none when nothing is checked.
+        again), the latest modification time in it and how many files it
+        has; given the previous listing's latest (previous_last_modified,
+        timestamp text), the digest and the count of the files modified up
+        to it; and how many were modified after new_after (all when none);
+        none when nothing is checked.
     -#}
     {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] or events.schema != 'parquet' -%}
         {{ return(none) }}
     {%- endif -%}
+    {%- set since = [since, new_after] | min if new_after is not none else since -%}
     {%- set folder = events.identifier -%}
     {%- do visitor_lookup_new_files_view(
         'visitor_lookup_new_event_files', visitor_lookup_event_columns(), folder, since
@@ -118,9 +114,15 @@
                             then xxhash64(path, length, modificationtime)
                     end
                 ) as digest_through_previous,
+                count(*) as files,
                 count_if(
-                    modificationtime > {{ visitor_lookup_timestamp_literal(previous_last_modified) }}
-                ) as files_after_previous
+                    modificationtime <= {{ visitor_lookup_timestamp_literal(previous_last_modified) }}
+                ) as files_through_previous,
+                {%- if new_after is none %}
+                count(*) as new_files
+                {%- else %}
+                count_if(modificationtime > {{ visitor_lookup_timestamp_literal(new_after) }}) as new_files
+                {%- endif %}
             from folder_files
         ),
 
@@ -187,7 +189,9 @@
             folder_listing.listing_digest,
             folder_listing.last_modified,
             folder_listing.digest_through_previous,
-            folder_listing.files_after_previous,
+            folder_listing.files,
+            folder_listing.files_through_previous,
+            folder_listing.new_files,
             checked_files.path,
             checked_files.events,
             checked_files.with_event_id,
@@ -223,7 +227,9 @@
         'digest': rows[0]['listing_digest'],
         'last_modified': rows[0]['last_modified'],
         'digest_through_previous': rows[0]['digest_through_previous'],
-        'files_after_previous': rows[0]['files_after_previous'],
+        'files': rows[0]['files'],
+        'files_through_previous': rows[0]['files_through_previous'],
+        'new_files': rows[0]['new_files'],
     }) }}
 {% endmacro %}
 
@@ -240,10 +246,21 @@
         options (
             path {{ visitor_lookup_string_literal(folder) }},
             'ignoreCorruptFiles' 'true',
-            'modifiedAfter' {{ visitor_lookup_string_literal(since | replace(' ', 'T')) }}
+            'modifiedAfter' {{ visitor_lookup_string_literal(since | replace(' ', 'T')) }},
+            {{ visitor_lookup_modified_after_zone() }}
         )
     {%- endcall -%}
 {% endmacro %}
+
+
+{% macro visitor_lookup_modified_after_zone() %}
+    {#-
+        The option that makes modifiedAfter UTC text. In any other zone Spark
+        compares the file's time shifted to that zone's wall clock with the
+        instant the text names, and passes over the files of the last hours.
+    -#}
+    'timeZone' 'UTC'
+{%- endmacro %}
 
 
 {% macro visitor_lookup_file_key(path_expression) %}

@@ -59,8 +59,7 @@
 {% macro visitor_lookup_start_facts() %}
     {#-
         What a run checks before its models, read once per invocation in one
-        statement: visitor_lookup__start_date as Spark reads it (none when it
-        is no date); on dbt-spark two settings of the session, the profile's
+        statement: on dbt-spark two settings of the session, the profile's
         spark.visitor_lookup.single_process_metastore and the session
         catalog's class (spark.sql.catalog.spark_catalog; Spark puts a
         setting's value in place of ${name}, an unset one stays as written);
@@ -176,12 +175,10 @@
             {%- if previous_limits is not none %}
             {{ visitor_lookup_previous_limits(previous_limits) }} as previous_limits,
             {%- endif %}
-            {{ visitor_lookup_timestamp_text('current_timestamp()') }} as started_at,
-            {{ visitor_lookup_timestamp_text("to_timestamp('" ~ visitor_lookup_start_date() ~ "')") }} as start_date
+            {{ visitor_lookup_timestamp_text('current_timestamp()') }} as started_at
     {%- endset -%}
     {%- set row = run_query(query).rows[0] -%}
     {%- set facts = {
-        'start_date': row['start_date'],
         'single_process_metastore': target.type == 'spark' and row['single_process_metastore'] == 'true',
         'session_catalog': row['session_catalog'] if target.type == 'spark' else '',
         'stored_prefix_length': row['stored_prefix_length'] if check_prefix else none,

@@ -5,7 +5,9 @@
     stored in base_new_event_limits, which the window reads.
 -#}
 
-{% macro get_run_limits(min_last_success, max_last_success, models_in_manifest, models_missing, start_date, now) %}
+{% macro get_run_limits(
+    min_last_success, max_last_success, models_in_manifest, models_missing, start_date, now, read_again_from=none
+) %}
     {#-
         One row (state, state_name, lower_limit, upper_limit, as timestamp
         text) from what the manifest says of the enabled tagged models:
@@ -13,7 +15,9 @@
           2 new model      some enabled model missing from the manifest
           3 out of sync    min_last_success < max_last_success
           4 standard       otherwise
-        Computed here from the run's start: no statement.
+        In state 3 or 4 the lower limit is at most read_again_from
+        (visitor_lookup__read_again_from), when given. Computed here from
+        the run's start: no statement.
     -#}
     {%- set backfill = modules.datetime.timedelta(
         days=visitor_lookup_var_whole_number('visitor_lookup__backfill_limit_days', 1)) -%}
@@ -32,6 +36,9 @@
     {%- else -%}
         {%- set state, name, lower, upper = 4, 'standard', max_ts - lookback, [now, max_ts + backfill] | min -%}
     {%- endif -%}
+    {%- if state >= 3 and read_again_from is not none -%}
+        {%- set lower = [lower, visitor_lookup_parse_timestamp(read_again_from)] | min -%}
+    {%- endif -%}
     {{ return({
         'state': state,
         'state_name': name,
@@ -49,11 +56,13 @@
         run computed its limits less the clock-skew allowance, from which on
         the events files are checked (the epoch when there is none), and that
         run's number, digest of the events folder and the latest
-        modification time in it (visitor_lookup_skip_lookback). The run's
-        start and the previous limits come with the start facts where no
-        other run can change them first (an embedded metastore needs no run
-        lock); otherwise one statement reads them once this run holds the
-        lock.
+        modification time in it (visitor_lookup_skip_lookback), and
+        new_files_after: the files modified after it are new since the last
+        run that completed, so this run reads them whole (none: every file).
+        The run's start and the previous limits come with the start facts
+        where no other run can change them first (an embedded metastore
+        needs no run lock); otherwise one statement reads them once this run
+        holds the lock.
     -#}
     {%- set previous = visitor_lookup_existing(previous_limits) if previous_limits is not none else none -%}
     {%- set facts = visitor_lookup_start_facts() -%}
@@ -76,9 +85,22 @@
         status.max_last_success,
         status.present | length,
         status.missing | length,
-        facts['start_date'],
+        visitor_lookup_start_date(),
         inputs.now,
+        visitor_lookup_read_again_from(),
     ) -%}
+    {%- set files_since = previous_row.get('files_since') or '1970-01-01 00:00:00.000000' -%}
+    {#-
+        The previous run completed: what it listed was read, the files up to its latest time whole or in
+        its range. Otherwise it is not known to have been read: what that run took as new still is.
+    -#}
+    {%- if not previous_row or limits.state <= 2 -%}
+        {%- set new_files_after = none -%}
+    {%- elif previous_row.get('run_number') == status.confirmed_run_number -%}
+        {%- set new_files_after = previous_row.get('listing_last_modified') or files_since -%}
+    {%- else -%}
+        {%- set new_files_after = previous_row.get('new_files_after') -%}
+    {%- endif -%}
     {{ return(dict(limits,
         min_last_success=status.min_last_success,
         max_last_success=status.max_last_success,
@@ -87,14 +109,18 @@
         run_number=status.max_last_run_number + 1,
         confirmed_run_number=status.confirmed_run_number,
         computed_at=inputs.now,
-        files_since=previous_row.get('files_since') or '1970-01-01 00:00:00',
+        files_since=files_since,
         previous_run_number=previous_row.get('run_number'),
         previous_listing_digest=previous_row.get('listing_digest'),
         previous_listing_last_modified=previous_row.get('listing_last_modified'),
+        previous_listing_files=previous_row.get('listing_files'),
+        read_again_from=visitor_lookup_read_again_from() if limits.state >= 3 else none,
         reads_lookback=true,
-        lookback_files_after=none,
+        new_files_after=new_files_after,
+        new_files=none,
         listing_digest=none,
         listing_last_modified=none,
+        listing_files=none,
     )) }}
 {% endmacro %}
 
@@ -104,20 +130,23 @@
         A scalar subquery: the previous run's limits row (base_new_event_limits
         before this run replaces it) as JSON, with files_since (when it
         computed its limits, less the clock-skew allowance), run_number,
-        listing_digest and listing_last_modified (each null from a table
-        written before it).
+        listing_digest, listing_last_modified, listing_files and
+        new_files_after (each null from a table written before it).
     -#}
     {%- set skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
     {%- set stored_columns = visitor_lookup_stored_columns(previous) -%}
     {%- set query -%}
         (
             select to_json(named_struct(
-                'files_since', date_format(computed_at - interval {{ skew_minutes }} minutes, 'yyyy-MM-dd HH:mm:ss'),
+                'files_since', {{ visitor_lookup_timestamp_text('computed_at - interval ' ~ skew_minutes ~ ' minutes') }},
                 'run_number', run_number,
                 'listing_digest', {{ 'listing_digest' if 'listing_digest' in stored_columns
                     else 'cast(null as bigint)' }},
                 'listing_last_modified', {{ visitor_lookup_timestamp_text('listing_last_modified')
-                    if 'listing_last_modified' in stored_columns else 'cast(null as string)' }}
+                    if 'listing_last_modified' in stored_columns else 'cast(null as string)' }},
+                'listing_files', {{ 'listing_files' if 'listing_files' in stored_columns else 'cast(null as bigint)' }},
+                'new_files_after', {{ visitor_lookup_timestamp_text('new_files_after')
+                    if 'new_files_after' in stored_columns else 'cast(null as string)' }}
             ))
             from {{ previous }}
         )
@@ -128,41 +157,44 @@
 
 {% macro visitor_lookup_skip_lookback(limits, listing) %}
     {#-
-        The limits of a standard run (state 4) that finds every file the
-        previous run listed in the events folder as it was, and no other
-        file but those modified after the latest of them, when that run's
-        every incremental model succeeded (its number is the confirmed
-        one): the files modified up to the previous listing's latest time
-        give its digest again, so none was removed or written again, and
-        none added with an old time. That run read every event of those
-        files in its range, and what they hold beyond it was quarantined or
-        lies after last_success: the run reads in every file only the
-        events loaded after last_success (reads_lookback false), and its
-        lookback, the events without loaded_at and those loaded in the
-        future only in the files modified after that time
-        (lookback_files_after). When no file was, the folder is as the
-        previous run found it: the lower limit moves to just after
-        last_success and nothing else is read. Other limits are returned as
-        they are. Either way with the listing's digest and latest time, for
-        the next run.
+        The limits with what the listing of the events folder says, for this
+        run and the next: its digest, latest modification time and count of
+        files, and how many files are new (modified after new_files_after),
+        which the run reads whole (visitor_lookup_recent_event_files).
+        A standard run (state 4) whose previous run's every incremental
+        model succeeded (its number is the confirmed one), and that finds
+        every file that run listed as it was (the files modified up to that
+        listing's latest time give its digest again: none removed, written
+        again or added with an old time), needs no lookback: that run read
+        every event of those files up to last_success, and the files added
+        since are read whole. Its lower limit moves to just after
+        last_success (reads_lookback false). Other limits keep theirs.
     -#}
-    {%- set limits = dict(limits,
-        listing_digest=listing.digest if listing is not none else none,
-        listing_last_modified=listing.last_modified if listing is not none else none) -%}
-    {%- if limits.state != 4 or listing is none or listing.digest is none
-        or limits.previous_run_number != limits.confirmed_run_number -%}
+    {%- if listing is none -%}
         {{ return(limits) }}
     {%- endif -%}
-    {%- if listing.digest == limits.previous_listing_digest -%}
+    {%- set limits = dict(limits,
+        listing_digest=listing.digest,
+        listing_last_modified=listing.last_modified,
+        listing_files=listing.files,
+        new_files=listing.new_files) -%}
+    {%- set unchanged = listing.digest_through_previous == limits.previous_listing_digest -%}
+    {%- if limits.state == 4 and limits.read_again_from is none and listing.digest is not none and unchanged
+        and limits.previous_run_number == limits.confirmed_run_number -%}
         {%- set after_last_success = visitor_lookup_parse_timestamp(limits.max_last_success)
             + modules.datetime.timedelta(microseconds=1) -%}
         {{ return(dict(limits, lower_limit=visitor_lookup_format_timestamp(after_last_success), reads_lookback=false)) }}
-    {%- elif listing.digest_through_previous is not none
-        and listing.digest_through_previous == limits.previous_listing_digest -%}
-        {{ return(dict(limits,
-            reads_lookback=false,
-            lookback_files_after=limits.previous_listing_last_modified,
-            files_after_previous=listing.files_after_previous)) }}
+    {%- endif -%}
+    {%- if limits.state >= 3 and limits.previous_listing_digest is not none and not unchanged
+        and listing.files_through_previous >= (limits.previous_listing_files or 0) -%}
+        {#- Not only files removed: one written or added with an older time is read in the range only. -#}
+        {%- do exceptions.warn(
+            "Visitor lookup: files modified before " ~ limits.previous_listing_last_modified ~ " changed since run "
+            ~ limits.previous_run_number ~ " listed the events folder, not only by removal: a file written or "
+            ~ "added with an older modification time is read only from " ~ limits.lower_limit ~ " (the lookback). "
+            ~ "To read what such a file holds from earlier, run once with "
+            ~ "--vars '{visitor_lookup__read_again_from: \"<its first loaded_at>\"}'."
+        ) -%}
     {%- endif -%}
     {{ return(limits) }}
 {% endmacro %}
@@ -180,15 +212,21 @@
         {%- set message = "Standard incremental run" -%}
     {%- endif -%}
     {%- do log("Visitor lookup: " ~ message, info=True) -%}
-    {%- if not limits.reads_lookback and limits.lookback_files_after is none -%}
+    {%- if limits.read_again_from is not none -%}
+        {%- do log("Visitor lookup: reading again what was loaded from " ~ limits.read_again_from
+            ~ " (visitor_lookup__read_again_from)", info=True) -%}
+    {%- endif -%}
+    {%- if not limits.reads_lookback and not limits.new_files -%}
         {%- do log("Visitor lookup: The events folder is as run " ~ limits.previous_run_number
             ~ " found it: reading only what was loaded after " ~ limits.max_last_success
             ~ ", not the lookback again", info=True) -%}
     {%- elif not limits.reads_lookback -%}
-        {%- do log("Visitor lookup: " ~ limits.files_after_previous ~ " events file(s) written after "
-            ~ limits.lookback_files_after ~ ", when run " ~ limits.previous_run_number ~ " listed the folder: "
-            ~ "reading the lookback in those only, and what was loaded after " ~ limits.max_last_success
-            ~ " in every file", info=True) -%}
+        {%- do log("Visitor lookup: The events folder is as run " ~ limits.previous_run_number ~ " found it but for "
+            ~ limits.new_files ~ " events file(s) written after " ~ limits.new_files_after ~ ": reading those whole, "
+            ~ "and what was loaded after " ~ limits.max_last_success ~ " in every file", info=True) -%}
+    {%- elif limits.new_files and limits.state >= 3 -%}
+        {%- do log("Visitor lookup: " ~ limits.new_files ~ " events file(s) written after "
+            ~ limits.new_files_after ~ ", since the last run that completed: reading each whole", info=True) -%}
     {%- endif -%}
     {%- do log("Visitor lookup: Processing data between " ~ limits.lower_limit ~ " and " ~ limits.upper_limit
         ~ " (loaded_at, UTC)", info=True) -%}
@@ -200,8 +238,8 @@
 {% macro visitor_lookup_run_limits(limits_relation) %}
     {#-
         This run's state, limits, run numbers, the manifest's greatest
-        last_success before it and whether it reads its lookback (in every
-        file, or in those modified after lookback_files_after), read back
+        last_success before it, whether it reads its lookback, and the new
+        events files it reads whole (how many, modified after when), read back
         from base_new_event_limits (pass its ref) once per invocation, for
         the models and hooks that read them.
     -#}
@@ -209,7 +247,7 @@
         {{ return({
             'state': 1, 'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00',
             'run_number': 1, 'confirmed_run_number': 0, 'max_last_success': none, 'reads_lookback': true,
-            'lookback_files_after': none,
+            'new_files_after': none, 'new_files': none,
         }) }}
     {%- endif -%}
     {%- set key = 'run limits ' ~ limits_relation -%}
@@ -230,9 +268,10 @@
             confirmed_run_number,
             {{ visitor_lookup_timestamp_text('max_last_success') }} as max_last_success,
             {{ 'reads_lookback' if kept or 'reads_lookback' in stored_columns else 'true' }} as reads_lookback,
-            {{ visitor_lookup_timestamp_text('lookback_files_after')
-                if kept or 'lookback_files_after' in stored_columns else 'cast(null as string)' }}
-                as lookback_files_after
+            {{ visitor_lookup_timestamp_text('new_files_after')
+                if kept or 'new_files_after' in stored_columns else 'cast(null as string)' }}
+                as new_files_after,
+            {{ 'new_files' if kept or 'new_files' in stored_columns else 'cast(null as bigint)' }} as new_files
         from {{ limits_relation }}
     {%- endset -%}
     {%- set row = visitor_lookup_fetch_once(key, query) -%}
@@ -244,6 +283,7 @@
         'confirmed_run_number': row['confirmed_run_number'] | int,
         'max_last_success': row['max_last_success'],
         'reads_lookback': row['reads_lookback'],
-        'lookback_files_after': row['lookback_files_after'],
+        'new_files_after': row['new_files_after'],
+        'new_files': row['new_files'],
     }) }}
 {% endmacro %}

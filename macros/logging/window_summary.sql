@@ -30,7 +30,7 @@
         'duplicate': counts['duplicate_copies'], 'quarantined': counts['quarantined_events'],
         'loaded_through': counts['loaded_through'],
     }) -%}
-    {%- if counts['events_read'] == 0 and (limits.reads_lookback or limits.lookback_files_after is not none) -%}
+    {%- if counts['events_read'] == 0 and (limits.reads_lookback or limits.new_files) -%}
         {%- do exceptions.warn(
             "Visitor lookup: no events in this run's loaded_at range. If that is unexpected, check "
             ~ "VISITOR_LOOKUP_EVENTS_PATH (local) or the events table vars, move visitor_lookup__start_date, "

@@ -1,17 +1,30 @@
 {#- Spark SQL literals and renderings shared by the macros and models. -#}
 
+{#-
+    Timestamp text is UTC whatever the session's time zone: a literal names
+    its offset, and a rendering names its zone (date_format and to_date
+    would use the session's).
+-#}
+
 {% macro visitor_lookup_timestamp_literal(value) %}
-    {#- A Spark timestamp literal from 'YYYY-MM-DD HH:MM:SS[.ffffff]' text, or a typed NULL. -#}
+    {#- A Spark timestamp literal from UTC 'YYYY-MM-DD HH:MM:SS[.ffffff]' text, or a typed NULL. -#}
     {%- if value is none -%}
         {{ return('cast(null as timestamp)') }}
     {%- endif -%}
-    {{ return("timestamp'" ~ value ~ "'") }}
+    {{ return("timestamp'" ~ value ~ "+00:00'") }}
 {% endmacro %}
 
 
 {% macro visitor_lookup_timestamp_text(expression) %}
-    {#- Render a timestamp as text in the session time zone (UTC), microseconds kept. -#}
-    {{ return("date_format(" ~ expression ~ ", 'yyyy-MM-dd HH:mm:ss.SSSSSS')") }}
+    {#- Render a timestamp as UTC text, microseconds kept (NULL stays NULL): to_csv of one field takes a zone. -#}
+    {%- set options = "map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS', 'timeZone', 'UTC')" -%}
+    {{ return("to_csv(named_struct('t', " ~ expression ~ "), " ~ options ~ ")") }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_utc_date(expression) %}
+    {#- The UTC date of a timestamp: its whole days since the epoch, floored. -#}
+    {{ return("date_from_unix_date(cast(floor(unix_micros(" ~ expression ~ ") / 86400000000) as int))") }}
 {% endmacro %}
 
 

@@ -24,12 +24,8 @@
 {%- set erasure = visitor_lookup_erasure_reads(erasures_relation) -%}
 {%- set events_source = source('visitor_lookup', 'pageviews') -%}
 {%- set events = visitor_lookup_events_read(events_source) -%}
-{#-
-    Where the events without loaded_at are read apart (a folder, in state 3 or 4): its newer files only;
-    and where the lookback is read in the files added since the previous run only, there with it.
--#}
-{%- set recent_files = visitor_lookup_recent_event_files(events_source, limits, max_skew_minutes) %}
-{%- set lookback_in_recent_files = not limits.reads_lookback and recent_files is not none %}
+{#- A folder's files new since the last run that completed, read whole apart from the range (state 3 or 4). -#}
+{%- set recent_files = visitor_lookup_recent_event_files(events_source, limits) %}
 
 with source_events as (
     select
@@ -51,7 +47,8 @@ erased_event_ids as (
 {%- if recent_files is not none %}
 
 recent_events_apart as (
-    -- without loaded_at; with the lookback read here only, the lookback and the events loaded in the future
+    -- what the range below leaves of the new files: loaded from the start date to before the lower limit,
+    -- without loaded_at and, where the range leaves them, loaded in the future
     select
         event_id,
         visitor_cookie_id,
@@ -60,17 +57,19 @@ recent_events_apart as (
         loaded_at
     from {{ recent_files }}
     where
-        loaded_at is null  -- noqa: LT02
-        {%- if lookback_in_recent_files %}
-        or loaded_at between {{ visitor_lookup_timestamp_literal(limits.lower_limit) }}
-        and {{ visitor_lookup_timestamp_literal(limits.max_last_success) }}
-        {%- if erasure.erased_events > 0 %}
-        -- copies of erased events: read below in every file, not twice
-        and (
-            event_id is null
-            or cast(event_id as string) not in (select erased_event_ids.event_id from erased_event_ids)
-        )
-        {%- endif %}
+        loaded_at is null
+        or (
+            loaded_at >= {{ visitor_lookup_timestamp_literal(visitor_lookup_start_date()) }}
+            and loaded_at < {{ visitor_lookup_timestamp_literal(limits.lower_limit) }}
+            {%- if erasure.erased_events > 0 %}
+            -- copies of erased events: read below in every file, not twice
+            and (
+                event_id is null
+                or cast(event_id as string) not in (select erased_event_ids.event_id from erased_event_ids)
+            )
+            {%- endif %}
+        )  -- noqa: LT02
+        {%- if not limits.reads_lookback %}
         or loaded_at > current_timestamp() + interval {{ max_skew_minutes }} minutes
         {%- endif %}
 ),
@@ -80,8 +79,8 @@ events_in_range as (
     -- Events loaded in the future fall in no range: every run that reads its lookback reads them (their
     -- loaded_at prunes the files and row groups that hold none) and the quarantine keeps them once. A
     -- run's upper limit is never after its clock, so the two cannot meet. A run that does not read its
-    -- lookback finds them, and the events without loaded_at, where the previous run did, and in the files
-    -- added since (recent_events_apart).
+    -- lookback finds them, and the events without loaded_at, where the previous run did, and in the new
+    -- files (recent_events_apart).
     select
         event_id,
         visitor_cookie_id,
@@ -90,16 +89,12 @@ events_in_range as (
         loaded_at
     from source_events
     where
-        {%- if lookback_in_recent_files %}
-        loaded_at > {{ visitor_lookup_timestamp_literal(limits.max_last_success) }}
-        {%- else %}
         loaded_at >= {{ visitor_lookup_timestamp_literal(limits.lower_limit) }}
-        {%- endif %}
         and loaded_at <= {{ visitor_lookup_timestamp_literal(limits.upper_limit) }}
         {%- if limits.reads_lookback %}
         or loaded_at > current_timestamp() + interval {{ max_skew_minutes }} minutes
         {%- endif %}
-        {%- if recent_files is none and limits.reads_lookback %}
+        {%- if limits.state <= 2 or limits.new_files is none %}
         or loaded_at is null
         {%- endif %}
         {%- if erasure.erased_events > 0 %}

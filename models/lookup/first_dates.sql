@@ -110,6 +110,6 @@ select
     {% endif -%}
     visitor_cookie_id,
     first_date,
-    to_date(first_date) as first_day,
+    {{ visitor_lookup_utc_date('first_date') }} as first_day,
     vcid_first_two
 from first_date_changes

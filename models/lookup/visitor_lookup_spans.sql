@@ -110,7 +110,7 @@ keyed_changes as (
         valid_start_date,
         valid_end_date,
         is_current,
-        to_date(valid_start_date) as start_day,
+        {{ visitor_lookup_utc_date('valid_start_date') }} as start_day,
         {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two,
         merge_action
     from span_changes
