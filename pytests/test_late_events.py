@@ -19,8 +19,6 @@ from .reference import Raw, lookup_tables, processed_events
 from .test_intake import VARS as INTAKE_VARS
 from .test_intake import assert_matches_reference, limits, stored_events
 
-pytestmark = pytest.mark.same_on_both_formats
-
 HOST = ROOT / "integration_tests"
 # a first run whose range reaches February
 VARS = {**INTAKE_VARS, "visitor_lookup__backfill_limit_days": 60}
@@ -106,18 +104,21 @@ def test_a_file_added_with_an_older_time_is_named_and_read_again_on_request(scen
 
 
 class TableScenario(Scenario):
-    """The package in the host project, reading its events from a table of the embedded Spark."""
+    """The package in the host project, reading its events from a table of the embedded Spark, whose
+    timestamps are zoned (timestamp) or hold UTC wall-clock times (timestamp_ntz)."""
 
-    def __init__(self, name: str, workdir: Path) -> None:
+    def __init__(self, name: str, workdir: Path, timestamp_type: str = "timestamp") -> None:
         super().__init__(name, workdir)
         self.project_dir = HOST
         self.host_schema = self.schema
         self.schema = f"{self.host_schema}_lookup"
         self.events_table = f"{self.host_schema}_web.pageviews"
+        # the suite's Spark, started by dbt from the profile if no test has yet
+        self.dbt("show", "--inline", "select 1 as one")
         self.sql(f"create database if not exists {self.host_schema}_web")
         self.sql(
             f"create table {self.events_table} (event_id string, visitor_cookie_id string, user_id string, "
-            "landed timestamp, loaded_at timestamp) using parquet"
+            f"landed {timestamp_type}, loaded_at {timestamp_type}) using parquet"
         )
 
     @property
@@ -126,6 +127,8 @@ class TableScenario(Scenario):
 
     def write_events(self, events: Iterable[Raw]) -> Path:
         path = super().write_events(events)
+        # the zone that turns the file's instants into the table's wall-clock times, if it has them
+        self.spark.conf.set("spark.sql.session.timeZone", "UTC")
         self.sql(f"insert into {self.events_table} select * from parquet.`{path}`")
         return path
 
@@ -137,13 +140,17 @@ class TableScenario(Scenario):
         return super().dbt(*args, vars={**(vars or {}), **package_vars}, ok=ok)
 
 
-def test_an_events_table_reads_a_past_range_again_when_told(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
+def install_host_project() -> None:
     installed = dbtRunner().invoke(
         ["deps", "--project-dir", str(HOST), "--profiles-dir", str(ROOT / "profiles")]
     )
     assert installed.success, installed.exception
+
+
+def test_an_events_table_reads_a_past_range_again_when_told(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    install_host_project()
     scenario = TableScenario(request.node.name, tmp_path)
     first = [Raw("a1", "c1", "u1", ts("2026-02-10 10:00"), ts("2026-02-10 10:00"))]
     scenario.write_events(first)

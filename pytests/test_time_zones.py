@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -18,6 +19,7 @@ from pyspark.sql import SparkSession
 from .conftest import Scenario, ts
 from .reference import Raw, lookup_tables, processed_events
 from .test_intake import assert_matches_reference, limits
+from .test_late_events import TableScenario, install_host_project
 
 ZONE = "America/New_York"
 VARS = {
@@ -81,3 +83,31 @@ def test_runs_in_a_session_west_of_utc_give_the_tables_of_utc(scenario: Scenario
     assert scenario.manifest() == dict.fromkeys(scenario.manifest(), ts("2026-03-08 14:00"))
     assert scenario.logged("processed through 2026-03-08 14:00:00.000000")
     scenario.dbt("test", vars=VARS)
+
+
+def test_an_events_table_of_utc_wall_clock_times_in_a_session_west_of_utc(
+    request: pytest.FixtureRequest, tmp_path: Path, session_zone: str
+) -> None:
+    """A table whose timestamps have no zone (timestamp_ntz) holds UTC wall-clock times: read as UTC, where
+    Spark's cast would take the session's zone."""
+    install_host_project()
+    scenario = TableScenario(request.node.name, tmp_path, timestamp_type="timestamp_ntz")
+    first = [
+        Raw("e0", "c0", "u0", ts("2026-03-07 23:00"), ts("2026-03-07 23:00")),
+        Raw("a1", "c1", None, ts("2026-03-08 02:30"), ts("2026-03-08 02:31")),
+        Raw("a2", "c1", "u1", ts("2026-03-08 07:30"), ts("2026-03-08 07:30")),
+    ]
+    scenario.write_events(first)
+    scenario.dbt("run", vars=VARS)
+    assert scenario.logged("Processing data between 2026-03-08 00:00:00.000000 and ")
+    second = [
+        Raw("b1", "c2", "u2", ts("2026-03-08 09:00"), ts("2026-03-08 09:00")),
+        # inside the lookback: loaded before the previous batch's last
+        Raw("s1", "c3", "u3", ts("2026-03-08 06:00"), ts("2026-03-08 06:00")),
+    ]
+    scenario.write_events(second)
+    scenario.dbt("run", vars=VARS)
+    seen = first[1:] + second
+    assert_matches_reference(scenario, seen)
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+    assert scenario.manifest() == dict.fromkeys(scenario.manifest(), ts("2026-03-08 09:00"))

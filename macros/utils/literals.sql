@@ -22,6 +22,24 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_utc_instant(column) %}
+    {#-
+        A source's timestamp column as an instant: a zoned one as it is, one
+        without a zone (timestamp_ntz) as UTC wall-clock time, where a cast
+        would take the session's zone. Spark folds typeof, so a zoned
+        column's filters still prune.
+    -#}
+    case
+        when typeof({{ column }}) = 'timestamp_ntz'
+            then make_timestamp(
+                year({{ column }}), month({{ column }}), day({{ column }}),
+                hour({{ column }}), minute({{ column }}), extract(second from {{ column }}), 'UTC'
+            )
+        else cast({{ column }} as timestamp)
+    end
+{%- endmacro %}
+
+
 {% macro visitor_lookup_utc_date(expression) %}
     {#- The UTC date of a timestamp: its whole days since the epoch, floored. -#}
     {{ return("date_from_unix_date(cast(floor(unix_micros(" ~ expression ~ ") / 86400000000) as int))") }}

@@ -32,8 +32,8 @@ with source_events as (
         event_id,
         visitor_cookie_id,
         user_id,
-        landed,
-        loaded_at
+        {{ visitor_lookup_utc_instant('landed') }} as landed,
+        {{ visitor_lookup_utc_instant('loaded_at') }} as loaded_at
     from {{ events }}
 ),
 {%- if erasure.erased_events > 0 %}
