@@ -148,6 +148,9 @@
     {%- if now - cache['run_lock_renewed_at'] < modules.datetime.timedelta(seconds=lease_minutes * 20) -%}
         {{ return('') }}
     {%- endif -%}
+    {#- Claimed before the statement: two models starting at once would both renew, and on Delta the second
+        update of run_lock fails as a concurrent append. -#}
+    {%- do cache.update({'run_lock_renewed_at': now}) -%}
     {%- set lock = visitor_lookup_run_lock_relation() -%}
     {%- call statement('visitor_lookup_renew_run_lock') -%}
         update {{ lock }}
@@ -164,7 +167,6 @@
             ~ "what this one left unfinished."
         ) }}
     {%- endif -%}
-    {%- do cache.update({'run_lock_renewed_at': now}) -%}
     {%- do log("Visitor lookup: run lock renewed until " ~ held['expires_at'] ~ " UTC", info=True) -%}
     {{ return('') }}
 {% endmacro %}
