@@ -19,6 +19,9 @@ from .reference import Raw, lookup_tables, processed_events
 from .test_intake import VARS as INTAKE_VARS
 from .test_intake import assert_matches_reference, limits, stored_events
 
+# What is read is decided in the per-run tables (Parquet on both formats): one pass, the lighter one.
+pytestmark = pytest.mark.same_on_both_formats(checked_on="delta")
+
 HOST = ROOT / "integration_tests"
 # a first run whose range reaches February
 VARS = {**INTAKE_VARS, "visitor_lookup__backfill_limit_days": 60}
@@ -101,6 +104,19 @@ def test_a_file_added_with_an_older_time_is_named_and_read_again_on_request(scen
     scenario.dbt("run", vars=VARS)
     assert not scenario.logged("not only by removal")
     assert_exact(scenario, first + old)
+
+
+def test_after_a_run_that_found_the_folder_empty_every_file_is_new(scenario: Scenario) -> None:
+    scenario.dbt("run", vars=VARS)
+    assert limits(scenario)[0] == 1
+    # the first files arrive with the times of the days they hold (a copy that keeps them)
+    events = [Raw("a1", "c1", "u1", ts("2026-01-15 10:00"), ts("2026-01-15 10:00"))]
+    path = scenario.write_events(events)
+    os.utime(path, (ts("2026-01-15 10:05").timestamp(), ts("2026-01-15 10:05").timestamp()))
+    scenario.dbt("run", vars=VARS)
+    assert limits(scenario)[0] == 4
+    assert scenario.logged("found it but for 1 events file(s) new (none was listed before)")
+    assert_exact(scenario, events)
 
 
 class TableScenario(Scenario):

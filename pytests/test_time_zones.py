@@ -85,6 +85,7 @@ def test_runs_in_a_session_west_of_utc_give_the_tables_of_utc(scenario: Scenario
     scenario.dbt("test", vars=VARS)
 
 
+@pytest.mark.same_on_both_formats(checked_on="delta")
 def test_an_events_table_of_utc_wall_clock_times_in_a_session_west_of_utc(
     request: pytest.FixtureRequest, tmp_path: Path, session_zone: str
 ) -> None:

@@ -92,12 +92,14 @@
     {%- set files_since = previous_row.get('files_since') or '1970-01-01 00:00:00.000000' -%}
     {#-
         The previous run completed: what it listed was read, the files up to its latest time whole or in
-        its range. Otherwise it is not known to have been read: what that run took as new still is.
+        its range; when it listed no file, every file is new. Otherwise it is not known to have been
+        read: what that run took as new still is.
     -#}
     {%- if not previous_row or limits.state <= 2 -%}
         {%- set new_files_after = none -%}
     {%- elif previous_row.get('run_number') == status.confirmed_run_number -%}
-        {%- set new_files_after = previous_row.get('listing_last_modified') or files_since -%}
+        {%- set listed_none = previous_row.get('listing_files') == 0 -%}
+        {%- set new_files_after = previous_row.get('listing_last_modified') or (none if listed_none else files_since) -%}
     {%- else -%}
         {%- set new_files_after = previous_row.get('new_files_after') -%}
     {%- endif -%}
@@ -216,17 +218,19 @@
         {%- do log("Visitor lookup: reading again what was loaded from " ~ limits.read_again_from
             ~ " (visitor_lookup__read_again_from)", info=True) -%}
     {%- endif -%}
+    {%- set new_files = limits.new_files ~ " events file(s) " ~ ("written after " ~ limits.new_files_after
+        if limits.new_files_after else "new (none was listed before)") -%}
     {%- if not limits.reads_lookback and not limits.new_files -%}
         {%- do log("Visitor lookup: The events folder is as run " ~ limits.previous_run_number
             ~ " found it: reading only what was loaded after " ~ limits.max_last_success
             ~ ", not the lookback again", info=True) -%}
     {%- elif not limits.reads_lookback -%}
         {%- do log("Visitor lookup: The events folder is as run " ~ limits.previous_run_number ~ " found it but for "
-            ~ limits.new_files ~ " events file(s) written after " ~ limits.new_files_after ~ ": reading those whole, "
-            ~ "and what was loaded after " ~ limits.max_last_success ~ " in every file", info=True) -%}
+            ~ new_files ~ ": reading those whole, and what was loaded after " ~ limits.max_last_success
+            ~ " in every file", info=True) -%}
     {%- elif limits.new_files and limits.state >= 3 -%}
-        {%- do log("Visitor lookup: " ~ limits.new_files ~ " events file(s) written after "
-            ~ limits.new_files_after ~ ", since the last run that completed: reading each whole", info=True) -%}
+        {%- do log("Visitor lookup: " ~ new_files ~ " since the last run that completed: reading each whole",
+            info=True) -%}
     {%- endif -%}
     {%- do log("Visitor lookup: Processing data between " ~ limits.lower_limit ~ " and " ~ limits.upper_limit
         ~ " (loaded_at, UTC)", info=True) -%}
