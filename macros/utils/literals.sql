@@ -16,9 +16,13 @@
 
 
 {% macro visitor_lookup_timestamp_text(expression) %}
-    {#- Render a timestamp as UTC text, microseconds kept (NULL stays NULL): to_csv of one field takes a zone. -#}
+    {#-
+        Render a timestamp as UTC text, microseconds kept: to_csv of one field takes a zone. NULL stays
+        NULL by the case: to_csv says it never gives NULL, and Spark's generated code fails when it does.
+    -#}
     {%- set options = "map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS', 'timeZone', 'UTC')" -%}
-    {{ return("to_csv(named_struct('t', " ~ expression ~ "), " ~ options ~ ")") }}
+    {{ return("case when (" ~ expression ~ ") is not null then to_csv(named_struct('t', " ~ expression ~ "), "
+        ~ options ~ ") end") }}
 {% endmacro %}
 
 
