@@ -80,6 +80,7 @@
     {%- endif -%}
     {%- set previous_row = fromjson(inputs.previous) if inputs.previous else {} -%}
     {%- set status = visitor_lookup_manifest_status(manifest_relation, visitor_lookup_incremental_models()) -%}
+    {%- set read_again_from = visitor_lookup_read_again_from() -%}
     {%- set limits = get_run_limits(
         status.min_last_success,
         status.max_last_success,
@@ -87,7 +88,7 @@
         status.missing | length,
         visitor_lookup_start_date(),
         inputs.now,
-        visitor_lookup_read_again_from(),
+        read_again_from,
     ) -%}
     {%- set files_since = previous_row.get('files_since') or '1970-01-01 00:00:00.000000' -%}
     {#-
@@ -116,7 +117,7 @@
         previous_listing_digest=previous_row.get('listing_digest'),
         previous_listing_last_modified=previous_row.get('listing_last_modified'),
         previous_listing_files=previous_row.get('listing_files'),
-        read_again_from=visitor_lookup_read_again_from() if limits.state >= 3 else none,
+        read_again_from=read_again_from if limits.state >= 3 else none,
         reads_lookback=true,
         new_files_after=new_files_after,
         new_files=none,
