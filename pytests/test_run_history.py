@@ -45,19 +45,16 @@ def changes(before: Keyed | None, after: Keyed) -> dict[str, int | None]:
 def window_counts(
     events: list[Raw], lower: dt.datetime, upper: dt.datetime, added: list[Raw] | None = None
 ) -> dict[str, int]:
-    """What a run over [lower, upper] reads of these events; with `added`, the events of the files added
-    since the previous run, it reads the lookback and the events without loaded_at in those only (spec §5),
-    and in every file what was loaded after last_success, the end of the lookback."""
+    """What a run over [lower, upper] reads of these events; with `added`, the events of the files new since
+    the last run that completed, it reads those files whole and in the others only that range (spec §5)."""
     if added is None:
         read = [event for event in events if in_window(event, lower, upper)]
     else:
-        last_success = lower + dt.timedelta(hours=VARS["visitor_lookup__lookback_window_hours"])
+        start = dt.datetime.fromisoformat(VARS["visitor_lookup__start_date"])
         assert events[len(events) - len(added) :] == added, "the added files' events come last"
         kept = events[: len(events) - len(added)]
-        read = [
-            event for event in kept if event.loaded_at is not None and last_success < event.loaded_at <= upper
-        ]
-        read += [event for event in added if in_window(event, lower, upper)]
+        read = [event for event in kept if event.loaded_at is not None and lower <= event.loaded_at <= upper]
+        read += [event for event in added if in_window(event, start, upper)]
     valid = [event for event in read if invalid_reason(event) is None]
     distinct = len({event.event_id for event in valid})
     return {
@@ -112,7 +109,7 @@ class History:
         """The row of the run just done, checked: `seen` are the events it could read, `before` those
         stored through the last run every model succeeded in (a run also touches the cookies of what
         runs that failed half-way stored), `merged` the lookup tables it merged, `added` the events of
-        the files added since the previous run when it read its lookback in those only."""
+        the files new since the last run that completed."""
         row = self.latest()
         expected = {**row, **values}
         if row["lower_limit"] is not None:
@@ -207,6 +204,7 @@ def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) 
         first + second,
         first + second + third,
         HISTORY_TABLES,
+        added=third,
         run_number=4,
         state=3,
         state_name="out of sync",
