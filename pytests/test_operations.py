@@ -163,7 +163,9 @@ def test_a_run_killed_at_any_moment_is_repaired_by_the_next(scenario: Scenario, 
     """Runs SIGKILLed (JVM and all) while the JVM starts, in a hook, while a per-run table is replaced, in a
     merge and in on-run-end, one after the other: each run after a kill gets past what the killed one left to
     the moment it is killed in turn, the run after the last succeeds, and the tables end exact. (One run
-    after all the kills, not one after each: every dbt process here starts a JVM of its own.)"""
+    after all the kills, not one after each: every dbt process here starts a JVM of its own.) What a kill
+    leaves of a JVM half started or of a per-run table (Parquet on both formats) does not depend on the
+    table format: the Delta pass kills in the hook that creates the kept tables, a merge and on-run-end."""
     seed = int(os.environ.get("VISITOR_LOOKUP_KILL_SEED", time.time_ns() % 10_000))
     rng = random.Random(seed)
     processes = OwnProcess(scenario, tmp_path / "own")
@@ -180,9 +182,13 @@ def test_a_run_killed_at_any_moment_is_repaired_by_the_next(scenario: Scenario, 
         ("merge", f"START sql action_merge model {schema}.user_mapping", rng.uniform(0.0, 2.0)),
         ("on-run-end", "START hook: visitor_lookup.on-run-end", rng.uniform(0.0, 1.0)),
     ]
+    if table_format() == "delta":
+        moments = [moment for moment in moments if moment[0] not in ("JVM start", "per-run table")]
     seen: list[Raw] = []
     kills: list[str] = []
-    for (moment, fragment, delay), batch in zip(moments, random_arrivals(seed=41, batches=5), strict=True):
+    for (moment, fragment, delay), batch in zip(
+        moments, random_arrivals(seed=41, batches=len(moments)), strict=True
+    ):
         scenario.write_events(batch)
         seen += batch
         running, _ = processes.kill_at(f"seed {seed}, after {kills}: {moment}", fragment, delay)
