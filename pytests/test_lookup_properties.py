@@ -58,27 +58,50 @@ def random_arrivals(seed: int, events: int = 160, batches: int = 4) -> list[list
     return arrivals
 
 
+LOOKUP_TABLES = ("first_dates", "user_mapping", "visitor_lookup_spans")
+
+
 @pytest.mark.slow
-# The format's default write mode, and merge-on-read (on Delta, deletion vectors) with partitions.
+# The format's default write mode, every lookup table compacted once a merge leaves it more than one file;
+# and merge-on-read (on Delta, deletion vectors) with partitions, compacted at the default count.
 @pytest.mark.parametrize(
-    ("seed", "partitioned", "write_mode"), [(11, False, ""), (29, True, "merge-on-read")]
+    ("seed", "partitioned", "write_mode", "compact_at"),
+    [(11, False, "", 1), (29, True, "merge-on-read", None)],
 )
 def test_random_batches_equal_the_reference_after_every_run(
-    scenario: Scenario, seed: int, partitioned: bool, write_mode: str
+    scenario: Scenario, seed: int, partitioned: bool, write_mode: str, compact_at: int | None
 ) -> None:
     run_vars = {
         **VARS,
         "visitor_lookup__partition_lookup_tables": partitioned,
         "visitor_lookup__lookup_write_mode": write_mode,
     }
+    if compact_at is not None:
+        run_vars["visitor_lookup__compact_at_files_per_partition"] = compact_at
     arrivals = random_arrivals(seed)
     seen: list[Raw] = []
+    compacted: list[str] = []
     for batch in arrivals:
         scenario.write_events(batch)
         seen += batch
         scenario.dbt("run", vars=run_vars)
         assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+        compacted += scenario.logged("Visitor lookup: compacted ")
+        if compact_at == 1:
+            for name in LOOKUP_TABLES:
+                assert scenario.data_files_and_deletes(name) == (1, 0), name  # unpartitioned: one file
     assert scenario.is_partitioned("user_mapping") == partitioned
+    if compact_at == 1:
+        compacted_tables = {
+            name for name in LOOKUP_TABLES for line in compacted if f"{scenario.schema}.{name}: " in line
+        }
+        # Merge-on-read (Iceberg's default) leaves a delete file with every change; copy-on-write (Delta's)
+        # rewrites the table's one file, so only appended inserts fragment it, and in these batches
+        # first_dates gets no new cookie after the first run.
+        expected = (
+            set(LOOKUP_TABLES) if table_format() == "iceberg" else {"user_mapping", "visitor_lookup_spans"}
+        )
+        assert compacted_tables == expected, compacted
     scenario.dbt("test", vars={**run_vars, "visitor_lookup__test_scope": "all"})
     incremental = scenario.lookup_tables()
 
@@ -89,31 +112,6 @@ def test_random_batches_equal_the_reference_after_every_run(
     scenario.write_events([row for batch in arrivals for row in batch])
     scenario.dbt("run", vars=run_vars)
     assert scenario.lookup_tables() == incremental
-
-
-def test_fragmented_lookup_tables_are_compacted_and_keep_their_rows(scenario: Scenario) -> None:
-    # 1 file per partition at most: every merge that writes leaves its table to be compacted
-    compact_vars = {**VARS, "visitor_lookup__compact_at_files_per_partition": 1}
-    lookup = ["first_dates", "user_mapping", "visitor_lookup_spans"]
-    seen: list[Raw] = []
-    compacted: list[str] = []
-    for batch in random_arrivals(seed=11):
-        scenario.write_events(batch)
-        seen += batch
-        scenario.dbt("run", vars=compact_vars)
-        compacted += scenario.logged("Visitor lookup: compacted ")
-        assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
-        for name in lookup:
-            assert scenario.data_files_and_deletes(name) == (1, 0), name  # unpartitioned: one file
-    compacted_tables = {
-        name for name in lookup for line in compacted if f"{scenario.schema}.{name}: " in line
-    }
-    # Merge-on-read (Iceberg's default) leaves a delete file with every change; copy-on-write (Delta's)
-    # rewrites the table's one file, so only appended inserts fragment it, and in these batches first_dates
-    # gets no new cookie after the first run.
-    expected = set(lookup) if table_format() == "iceberg" else {"user_mapping", "visitor_lookup_spans"}
-    assert compacted_tables == expected, compacted
-    scenario.dbt("test", vars=compact_vars)
 
 
 def test_failure_after_first_dates_is_repaired_by_the_next_run(scenario: Scenario) -> None:
