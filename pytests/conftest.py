@@ -57,6 +57,8 @@ INCREMENTAL_MODELS = (
     "user_mapping",
     "visitor_lookup_spans",
 )
+# The incremental models that hold the lookup's history.
+LOOKUP_TABLES = ("first_dates", "user_mapping", "visitor_lookup_spans")
 
 os.environ["TZ"] = "UTC"
 time.tzset()

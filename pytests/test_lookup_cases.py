@@ -12,7 +12,7 @@ import datetime as dt
 
 import pytest
 
-from .conftest import Scenario, table_format, ts
+from .conftest import LOOKUP_TABLES, Scenario, table_format, ts
 from .reference import LookupTables, Raw, lookup_tables, processed_events
 
 VARS = {
@@ -256,7 +256,7 @@ def test_whole_tables_and_the_rows_the_cases_promise(runs: list[tuple[LookupTabl
     assert len(rows("aba")) == 3
 
 
-@pytest.mark.parametrize("table", ["first_dates", "user_mapping", "visitor_lookup_spans"])
+@pytest.mark.parametrize("table", LOOKUP_TABLES)
 def test_by_default_merges_mark_rows_on_iceberg_and_rewrite_files_on_delta(
     runs: list[tuple[LookupTables, LookupTables]], module_scenario: Scenario, table: str
 ) -> None:

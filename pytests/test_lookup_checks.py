@@ -16,13 +16,12 @@ from dbt.cli.main import dbtRunnerResult
 
 from visitor_lookup.generate import write_batches
 
-from .conftest import Scenario, table_format, ts
+from .conftest import LOOKUP_TABLES, Scenario, table_format, ts
 from .reference import Raw
 
 END = dt.datetime(2026, 1, 10, tzinfo=dt.UTC)
 # merge-on-read on both formats (Delta's default is copy-on-write): what a run writes is only what it changes
 VARS = {"visitor_lookup__start_date": "2026-01-01", "visitor_lookup__lookup_write_mode": "merge-on-read"}
-LOOKUP_TABLES = ("first_dates", "user_mapping", "visitor_lookup_spans")
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from .conftest import INCREMENTAL_MODELS, Scenario, table_format, ts
+from .conftest import INCREMENTAL_MODELS, LOOKUP_TABLES, Scenario, table_format, ts
 from .reference import Raw, lookup_tables, processed_events
 
 VARS = {
@@ -56,9 +56,6 @@ def random_arrivals(seed: int, events: int = 160, batches: int = 4) -> list[list
                 earlier.remove(row)
                 later.append(row)
     return arrivals
-
-
-LOOKUP_TABLES = ("first_dates", "user_mapping", "visitor_lookup_spans")
 
 
 @pytest.mark.slow
@@ -184,14 +181,13 @@ def test_a_run_that_died_before_on_run_end_is_repaired_and_rereads_touch_nothing
     # folder, so it reads its lookback in every file) changes nothing and
     # touches no cookie: the lookup models (and the manifest model, which
     # only on-run-end writes) run no MERGE, so the lookup tables commit nothing
-    lookup = ["first_dates", "user_mapping", "visitor_lookup_spans"]
-    versions = {name: scenario.table_version(name) for name in lookup}
+    versions = {name: scenario.table_version(name) for name in LOOKUP_TABLES}
     os.utime(second_file)
     scenario.dbt("run", vars=VARS)
     assert scenario.logged("Visitor lookup: read 5 events: 5 valid, 0 duplicate copies ignored")
     assert scenario.table("base_cookie_changes_this_run") == []
     assert scenario.lookup_tables() == expected
-    for name in [*lookup, "incremental_manifest"]:
+    for name in [*LOOKUP_TABLES, "incremental_manifest"]:
         assert scenario.logged(f"Visitor lookup: {scenario.schema}.{name}: nothing to merge"), name
-    assert {name: scenario.table_version(name) for name in lookup} == versions
+    assert {name: scenario.table_version(name) for name in LOOKUP_TABLES} == versions
     scenario.dbt("test", vars=VARS)

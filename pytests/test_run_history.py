@@ -6,11 +6,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from .conftest import Scenario, table_format
+from .conftest import LOOKUP_TABLES, Scenario, table_format
 from .reference import LookupTables, Raw, in_window, invalid_reason, lookup_tables, processed_events
 from .test_lookup_properties import VARS, random_arrivals
 
-HISTORY_TABLES = ("first_dates", "user_mapping", "visitor_lookup_spans")
 CHANGES = ("inserted", "updated", "deleted")
 Keyed = dict[tuple, tuple]
 
@@ -84,7 +83,7 @@ class History:
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        self.stored: dict[str, Keyed | None] = dict.fromkeys(HISTORY_TABLES)
+        self.stored: dict[str, Keyed | None] = dict.fromkeys(LOOKUP_TABLES)
         self.expected: list[dict] = []
 
     def rows(self) -> list[dict]:
@@ -116,7 +115,7 @@ class History:
             expected |= window_counts(seen, row["lower_limit"], row["upper_limit"], added)
             expected["cookies_touched"] = touched_cookies(before, seen)
         reference = keyed(lookup_tables(processed_events(seen).values()))
-        for name in HISTORY_TABLES:
+        for name in LOOKUP_TABLES:
             counts = changes(self.stored[name], reference[name]) if name in merged else dict.fromkeys(CHANGES)
             expected |= {f"{name}_{change}": count for change, count in counts.items()}
             if name in merged:
@@ -140,7 +139,7 @@ def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) 
     row = history.ran(
         [],
         first,
-        HISTORY_TABLES,
+        LOOKUP_TABLES,
         run_number=1,
         state=1,
         state_name="first run",
@@ -154,14 +153,14 @@ def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) 
     # compaction after every merge: each lookup table's result and row say so
     scenario.write_events(second)
     scenario.dbt("run", vars={**VARS, "visitor_lookup__compact_at_files_per_partition": 1})
-    compacted = [f"{scenario.schema}.{name}:" for name in HISTORY_TABLES]
+    compacted = [f"{scenario.schema}.{name}:" for name in LOOKUP_TABLES]
     compactions = len(
         [line for line in scenario.logged("Visitor lookup: compacted ") if line.split()[3] in compacted]
     )
     row = history.ran(
         first,
         first + second,
-        HISTORY_TABLES,
+        LOOKUP_TABLES,
         added=second,
         run_number=2,
         state=4,
@@ -203,7 +202,7 @@ def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) 
     history.ran(
         first + second,
         first + second + third,
-        HISTORY_TABLES,
+        LOOKUP_TABLES,
         added=third,
         run_number=4,
         state=3,
