@@ -124,10 +124,13 @@ class Scenario:
     # -- input ---------------------------------------------------------------
     def write_events(self, events: Iterable[Raw]) -> Path:
         """Drop one Parquet file with these events into the events folder."""
-        self._files += 1
         rows = list(events)
         columns = list(zip(*rows, strict=True)) if rows else [[] for _ in SCHEMA.names]
-        table = pa.table(dict(zip(SCHEMA.names, columns, strict=True)), schema=SCHEMA)
+        return self.write_table(pa.table(dict(zip(SCHEMA.names, columns, strict=True)), schema=SCHEMA))
+
+    def write_table(self, table: pa.Table) -> Path:
+        """Drop one Parquet file with these rows, in any layout, into the events folder."""
+        self._files += 1
         path = self.events_dir / f"file_{self._files:03d}.parquet"
         pq.write_table(table, path)
         return path

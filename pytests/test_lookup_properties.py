@@ -11,6 +11,7 @@ import pytest
 
 from .conftest import INCREMENTAL_MODELS, LOOKUP_TABLES, Scenario, table_format, ts
 from .reference import Raw, lookup_tables, processed_events
+from .trackers import WRITERS
 
 VARS = {
     "visitor_lookup__start_date": "2026-01-01",
@@ -60,26 +61,28 @@ def random_arrivals(seed: int, events: int = 160, batches: int = 4) -> list[list
 
 @pytest.mark.slow
 # The format's default write mode, every lookup table compacted once a merge leaves it more than one file;
-# and merge-on-read (on Delta, deletion vectors) with partitions, compacted at the default count.
+# and merge-on-read (on Delta, deletion vectors) with partitions, compacted at the default count. The page
+# views come in a tracker's layout, through its preset (pytests/trackers.py).
 @pytest.mark.parametrize(
-    ("seed", "partitioned", "write_mode", "compact_at"),
-    [(11, False, "", 1), (29, True, "merge-on-read", None)],
+    ("seed", "partitioned", "write_mode", "compact_at", "preset"),
+    [(11, False, "", 1, "snowplow"), (29, True, "merge-on-read", None, "segment")],
 )
 def test_random_batches_equal_the_reference_after_every_run(
-    scenario: Scenario, seed: int, partitioned: bool, write_mode: str, compact_at: int | None
+    scenario: Scenario, seed: int, partitioned: bool, write_mode: str, compact_at: int | None, preset: str
 ) -> None:
     run_vars = {
         **VARS,
         "visitor_lookup__partition_lookup_tables": partitioned,
         "visitor_lookup__lookup_write_mode": write_mode,
+        "visitor_lookup__events_preset": preset,
     }
     if compact_at is not None:
         run_vars["visitor_lookup__compact_at_files_per_partition"] = compact_at
     arrivals = random_arrivals(seed)
     seen: list[Raw] = []
     compacted: list[str] = []
-    for batch in arrivals:
-        scenario.write_events(batch)
+    for number, batch in enumerate(arrivals):
+        scenario.write_table(WRITERS[preset](batch, seed=seed + number))
         seen += batch
         scenario.dbt("run", vars=run_vars)
         assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
@@ -106,7 +109,7 @@ def test_random_batches_equal_the_reference_after_every_run(
     scenario.schema += "_one_batch"
     scenario.events_dir = scenario.events_dir.with_name("events_one_batch")
     scenario.events_dir.mkdir()
-    scenario.write_events([row for batch in arrivals for row in batch])
+    scenario.write_table(WRITERS[preset]([row for batch in arrivals for row in batch], seed=seed))
     scenario.dbt("run", vars=run_vars)
     assert scenario.lookup_tables() == incremental
 

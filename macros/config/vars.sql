@@ -168,8 +168,10 @@
     {%- if ask_spark or var('visitor_lookup__lookup_write_mode') -%}
         {%- do visitor_lookup_lookup_write_mode() -%}
     {%- endif -%}
+    {%- do visitor_lookup_event_layout() -%}
     {%- if ask_spark -%}
         {%- do visitor_lookup_check_partition_prefix() -%}
+        {%- do visitor_lookup_check_event_layout() -%}
     {%- endif -%}
 {% endmacro %}
 

@@ -10,18 +10,8 @@
 -#}
 
 {% macro visitor_lookup_erasure_requests_relation() %}
-    {#-
-        erasure_requests, where the source visitor_lookup_erasure puts it,
-        found in the graph (hooks and operations have no source()).
-    -#}
-    {%- if not execute -%}
-        {{ return(api.Relation.create(identifier='erasure_requests')) }}
-    {%- endif -%}
-    {%- for node in graph.sources.values()
-        if node.package_name == 'visitor_lookup' and node.source_name == 'visitor_lookup_erasure' -%}
-        {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.identifier)) }}
-    {%- endfor -%}
-    {{ exceptions.raise_compiler_error("Visitor lookup: the source visitor_lookup_erasure is missing from the graph.") }}
+    {#- erasure_requests, where the source visitor_lookup_erasure puts it. -#}
+    {{ return(visitor_lookup_source_relation('visitor_lookup_erasure', 'erasure_requests')) }}
 {% endmacro %}
 
 

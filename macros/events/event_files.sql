@@ -8,8 +8,10 @@
 -#}
 
 {% macro visitor_lookup_event_columns() -%}
-    {#- The columns and types of spec §3, as a table's column list. -#}
-    event_id string, visitor_cookie_id string, user_id string, landed timestamp, loaded_at timestamp
+    {#- The columns a folder's files are read with and their types (visitor_lookup_event_layout), as a table's column list. -#}
+    {%- for name, type in visitor_lookup_event_layout().file_columns.items() -%}
+        {{ adapter.quote(name) }} {{ type }}{{ ', ' if not loop.last }}
+    {%- endfor -%}
 {%- endmacro %}
 
 
@@ -90,6 +92,7 @@
     {%- endif -%}
     {%- set since = [since, new_after] | min if new_after is not none else since -%}
     {%- set folder = events.identifier -%}
+    {%- set columns = visitor_lookup_event_layout().columns -%}
     {%- do visitor_lookup_new_files_view(
         'visitor_lookup_new_event_files', visitor_lookup_event_columns(), folder, since
     ) -%}
@@ -140,11 +143,11 @@
             select
                 input_file_name() as file_uri,
                 count(*) as events,
-                count(event_id) as with_event_id,
-                count(visitor_cookie_id) as with_visitor_cookie_id,
-                count(user_id) as with_user_id,
-                count(landed) as with_landed,
-                count(loaded_at) as with_loaded_at
+                count({{ columns.event_id }}) as with_event_id,
+                count({{ columns.visitor_cookie_id }}) as with_visitor_cookie_id,
+                count({{ columns.user_id }}) as with_user_id,
+                count({{ columns.landed }}) as with_landed,
+                count({{ columns.loaded_at }}) as with_loaded_at
             from visitor_lookup_new_event_files
             group by input_file_name()
         ),
@@ -212,7 +215,8 @@
         {%- do problems.append(file.path ~ " " ~ file.problem) -%}
     {%- endfor -%}
     {%- for file in files if file.problem not in [none, 'unread'] -%}
-        {%- do problems.append(file.path ~ " has no " ~ file.problem ~ " in any of its " ~ file.events
+        {%- set made_of = '' if columns[file.problem] == file.problem else ' (' ~ columns[file.problem] ~ ')' -%}
+        {%- do problems.append(file.path ~ " has no " ~ file.problem ~ made_of ~ " in any of its " ~ file.events
             ~ " rows: the column is missing or empty") -%}
     {%- endfor -%}
     {%- do log("Visitor lookup: checked " ~ files | length ~ " events file(s) written since " ~ since, info=True) -%}
@@ -290,6 +294,8 @@
     {%- do visitor_lookup_new_files_view(
         'visitor_lookup_new_event_files', visitor_lookup_event_columns(), folder, since
     ) -%}
+    {%- set file_columns = visitor_lookup_event_layout().file_columns -%}
+    {%- set types = file_columns.values() | unique | list -%}
     {%- set path_list -%}
         {%- for path in paths %}{{ visitor_lookup_string_literal(path) }}{{ ', ' if not loop.last }}{% endfor -%}
     {%- endset -%}
@@ -317,7 +323,11 @@
             -- so that each is read and its type checked
             select
                 input_file_name() as file_uri,
-                count(coalesce(event_id, visitor_cookie_id, user_id, landed, loaded_at)) as events
+                count(coalesce(
+                    {%- for name in file_columns %}
+                    cast({{ adapter.quote(name) }} as string){{ ',' if not loop.last }}
+                    {%- endfor %}
+                )) as events
             from visitor_lookup_new_event_files
             group by input_file_name()
         ),
@@ -342,8 +352,10 @@
                 when not unread_files.marked_as_parquet then 'is not a Parquet file, or was cut short'
                 when events_read.events > 0 then null
                 when rows_read.row_count > 0
-                    then 'has a column of another type (event_id, visitor_cookie_id, user_id: string; '
-                    || 'landed, loaded_at: timestamp)'
+                    then 'has a column of another type ({% for type in types -%}
+                        {{ file_columns.items() | selectattr('1', 'equalto', type) | map('first') | join(', ') }}: {{ type }}
+                        {{- '; ' if not loop.last }}
+                    {%- endfor %})'
             end as problem
         -- null-safe, so that each key is made once per file (visitor_lookup_check_event_files)
         from unread_files

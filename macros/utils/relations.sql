@@ -314,3 +314,19 @@
 {% macro databricks__clear_leftover_locations(relations) %}
     {#- Unity Catalog places each managed table in a folder of its own: nothing is left in the way. -#}
 {% endmacro %}
+
+
+{% macro visitor_lookup_source_relation(source_name, table_name) %}
+    {#- One of the project's sources, found in the graph (hooks and operations have no source()). -#}
+    {%- if not execute -%}
+        {{ return(api.Relation.create(identifier=table_name)) }}
+    {%- endif -%}
+    {%- for node in graph.sources.values()
+        if node.package_name == 'visitor_lookup' and node.source_name == source_name and node.name == table_name -%}
+        {{ return(api.Relation.create(
+            database=node.database, schema=node.schema, identifier=node.identifier,
+            quote_policy={'identifier': true} if node.quoting.identifier else {}
+        )) }}
+    {%- endfor -%}
+    {{ exceptions.raise_compiler_error("Visitor lookup: the source " ~ source_name ~ " is missing from the graph.") }}
+{% endmacro %}

@@ -24,18 +24,20 @@
 {%- set erasure = visitor_lookup_erasure_reads(erasures_relation) -%}
 {%- set events_source = source('visitor_lookup', 'pageviews') -%}
 {%- set events = visitor_lookup_events_read(events_source) -%}
+{%- set layout = visitor_lookup_event_layout() -%}
 {#- A folder's files new since the last run that completed, read whole apart from the range (state 3 or 4). -#}
 {%- set recent_files = visitor_lookup_recent_event_files(events_source, limits) %}
 
 with source_events as (
-    select
-        event_id,
-        visitor_cookie_id,
-        user_id,
-        {{ visitor_lookup_utc_instant('landed') }} as landed,
-        {{ visitor_lookup_utc_instant('loaded_at') }} as loaded_at
-    from {{ events }}
+    -- the rows the filter keeps, with the columns the layout makes (visitor_lookup_event_layout)
+    {{ visitor_lookup_mapped_events(events, layout) }}
 ),
+{%- if recent_files is not none %}
+
+recent_source_events as (
+    {{ visitor_lookup_mapped_events(recent_files, layout) }}
+),
+{%- endif %}
 {%- if erasure.erased_events > 0 %}
 
 erased_event_ids as (
@@ -55,7 +57,7 @@ recent_events_apart as (
         user_id,
         landed,
         loaded_at
-    from {{ recent_files }}
+    from recent_source_events
     where
         loaded_at is null
         or (
