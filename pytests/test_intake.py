@@ -443,6 +443,36 @@ def test_full_refresh_starts_again_from_start_date(scenario: Scenario) -> None:
     assert stored_in_order == sorted(event.landed for event in processed_events(first + second).values())
 
 
+def test_files_as_real_writers_write_them_are_read_exactly(scenario: Scenario) -> None:
+    at = ts("2026-01-05 10:00")
+    minute = dt.timedelta(minutes=1)
+    millis = [Raw("m1", "c1", "u1", at, at + minute), Raw("m2", "c2", None, at + minute, at + 2 * minute)]
+    int96 = [Raw("i1", "c1", "u2", at + 2 * minute, at + 3 * minute)]
+    reordered = [Raw("r1", "c3", "u3", at + dt.timedelta(microseconds=5), at + minute)]
+
+    def table(events: list[Raw], unit: str) -> pa.Table:
+        zoned = pa.timestamp(unit, tz="UTC")
+        types = pa.schema(
+            [(name, zoned if name in ("landed", "loaded_at") else pa.string()) for name in Raw._fields]
+        )
+        return pa.Table.from_pylist([event._asdict() for event in events], schema=types)
+
+    pq.write_table(table(millis, "ms"), scenario.events_dir / "millis.parquet", coerce_timestamps="ms")
+    pq.write_table(
+        table(int96, "us"), scenario.events_dir / "int96.parquet", use_deprecated_int96_timestamps=True
+    )
+    # a loader's extra columns, and its own order
+    extra = table(reordered, "us").append_column("page_url", pa.array(["/"]))
+    pq.write_table(
+        extra.select(["page_url", "loaded_at", "user_id", "landed", "visitor_cookie_id", "event_id"]),
+        scenario.events_dir / "reordered.parquet",
+    )
+    scenario.dbt("run", vars=VARS)
+    seen = millis + int96 + reordered
+    assert_matches_reference(scenario, seen)
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+
+
 def bad_files(folder: Path) -> list[tuple[Path, str]]:
     """Files nobody meant to drop into the events folder, and what the run must say of each."""
     at = ts("2026-01-06 10:00")
@@ -451,13 +481,26 @@ def bad_files(folder: Path) -> list[tuple[Path, str]]:
     pq.write_table(good.set_column(2, "user_id", pa.array([7])), numeric_user)
     no_loaded_at = folder / "no_loaded_at.parquet"
     pq.write_table(good.drop_columns(["loaded_at"]), no_loaded_at)
+    nanoseconds = folder / "pandas_default.parquet"
+    pq.write_table(
+        good.cast(good.schema.set(3, pa.field("landed", pa.timestamp("ns", tz="UTC")))), nanoseconds
+    )
     truncated = folder / "truncated.parquet"
     pq.write_table(good, truncated)
     truncated.write_bytes(truncated.read_bytes()[:-200])
     text = folder / "export.csv"
     text.write_text("event_id,visitor_cookie_id\nx1,c9\n")
     return [
-        (numeric_user, "has a column of another type"),
+        (
+            numeric_user,
+            "has a column of another type (event_id, visitor_cookie_id, user_id: string; landed, loaded_at: "
+            "timestamp)",
+        ),
+        (
+            nanoseconds,
+            "stores a time (landed, loaded_at) as 64-bit numbers Spark does not read as timestamps: "
+            "nanosecond timestamps (pandas' default; write them again with microseconds",
+        ),
         (no_loaded_at, "has no loaded_at in any of its 1 rows: the column is missing or empty"),
         (truncated, "is not a Parquet file, or was cut short"),
         (text, "is not a Parquet file, or was cut short"),

@@ -281,7 +281,8 @@
     {#-
         Why each of these files could not be read as events: not Parquet at
         all or cut short (no PAR1 mark at both ends), or Parquet with rows
-        but a column of another type. A Parquet file without rows is
+        but times stored as numbers (nanosecond timestamps among them) or
+        another column of another type. A Parquet file without rows is
         fine and is not returned, nor is one read as events after all: it
         appeared between the check's two listings of the folder.
     -#}
@@ -296,6 +297,14 @@
     ) -%}
     {%- set file_columns = visitor_lookup_event_layout().file_columns -%}
     {%- set types = file_columns.values() | unique | list -%}
+    {%- set times = file_columns.items() | selectattr('1', 'in', ['timestamp', 'timestamp_ntz']) | map('first') | list -%}
+    {#- Spark reads no nanosecond timestamps (pandas' default) as timestamps, but reads them as numbers. -#}
+    {%- set times_as_numbers -%}
+        {%- for name, type in file_columns.items() -%}
+            {{ adapter.quote(name) }} {{ 'bigint' if name in times else type }}{{ ', ' if not loop.last }}
+        {%- endfor -%}
+    {%- endset -%}
+    {%- do visitor_lookup_new_files_view('visitor_lookup_new_event_file_numbers', times_as_numbers, folder, since) -%}
     {%- set path_list -%}
         {%- for path in paths %}{{ visitor_lookup_string_literal(path) }}{{ ', ' if not loop.last }}{% endfor -%}
     {%- endset -%}
@@ -332,11 +341,31 @@
             group by input_file_name()
         ),
 
+        numbers_per_file as (
+            -- the same with the times as 64-bit numbers: read only where they are not timestamps
+            select
+                input_file_name() as file_uri,
+                count(coalesce(
+                    {%- for name in file_columns %}
+                    cast({{ adapter.quote(name) }} as string){{ ',' if not loop.last }}
+                    {%- endfor %}
+                )) as events
+            from visitor_lookup_new_event_file_numbers
+            group by input_file_name()
+        ),
+
         rows_read as (
             select
                 {{ visitor_lookup_file_key('file_uri') }} as file_key,
                 row_count
             from rows_per_file
+        ),
+
+        numbers_read as (
+            select
+                {{ visitor_lookup_file_key('file_uri') }} as file_key,
+                events
+            from numbers_per_file
         ),
 
         events_read as (
@@ -351,6 +380,11 @@
             case
                 when not unread_files.marked_as_parquet then 'is not a Parquet file, or was cut short'
                 when events_read.events > 0 then null
+                when numbers_read.events > 0
+                    then 'stores a time ({{ times | join(", ") }}) as 64-bit numbers Spark does not read as timestamps: nanosecond '
+                    || 'timestamps (pandas\' default; write them again with microseconds, pandas: '
+                    || 'to_parquet(..., coerce_timestamps=\'us\', allow_truncated_timestamps=True)), or numbers '
+                    || '(map them with visitor_lookup__event_columns and visitor_lookup__event_file_columns)'
                 when rows_read.row_count > 0
                     then 'has a column of another type ({% for type in types -%}
                         {{ file_columns.items() | selectattr('1', 'equalto', type) | map('first') | join(', ') }}: {{ type }}
@@ -363,6 +397,8 @@
             on unread_files.file_key <=> rows_read.file_key
         left join events_read
             on unread_files.file_key <=> events_read.file_key
+        left join numbers_read
+            on unread_files.file_key <=> numbers_read.file_key
     {%- endset -%}
     {{ return(run_query(query).rows | rejectattr('problem', 'none') | list) }}
 {% endmacro %}
