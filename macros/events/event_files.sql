@@ -305,6 +305,12 @@
         {%- endfor -%}
     {%- endset -%}
     {%- do visitor_lookup_new_files_view('visitor_lookup_new_event_file_numbers', times_as_numbers, folder, since) -%}
+    {#- every column asked for (in an expression that can be NULL, which count cannot drop), so that each is read -#}
+    {%- set rows_with_any_column -%}
+        count(coalesce(
+            {%- for name in file_columns %}cast({{ adapter.quote(name) }} as string){{ ', ' if not loop.last }}{% endfor -%}
+        ))
+    {%- endset -%}
     {%- set path_list -%}
         {%- for path in paths %}{{ visitor_lookup_string_literal(path) }}{{ ', ' if not loop.last }}{% endfor -%}
     {%- endset -%}
@@ -328,28 +334,19 @@
         ),
 
         events_per_file as (
-            -- every column asked for (in an expression that can be NULL, which count cannot drop),
-            -- so that each is read and its type checked
+            -- every column read, and its type checked
             select
                 input_file_name() as file_uri,
-                count(coalesce(
-                    {%- for name in file_columns %}
-                    cast({{ adapter.quote(name) }} as string){{ ',' if not loop.last }}
-                    {%- endfor %}
-                )) as events
+                {{ rows_with_any_column }} as events
             from visitor_lookup_new_event_files
             group by input_file_name()
         ),
 
         numbers_per_file as (
-            -- the same with the times as 64-bit numbers: read only where they are not timestamps
+            -- the same with the times read as 64-bit numbers, as Spark reads nanosecond timestamps
             select
                 input_file_name() as file_uri,
-                count(coalesce(
-                    {%- for name in file_columns %}
-                    cast({{ adapter.quote(name) }} as string){{ ',' if not loop.last }}
-                    {%- endfor %}
-                )) as events
+                {{ rows_with_any_column }} as events
             from visitor_lookup_new_event_file_numbers
             group by input_file_name()
         ),
