@@ -147,11 +147,11 @@
 {% macro visitor_lookup_mapped_events(relation, layout) %}
     {#- The source's rows the filter keeps, as the five columns of an event; for a table's or a view's FROM. -#}
     select
-        ({{ layout.columns.event_id }}) as event_id,
-        ({{ layout.columns.visitor_cookie_id }}) as visitor_cookie_id,
-        ({{ layout.columns.user_id }}) as user_id,
-        {{ visitor_lookup_utc_instant('(' ~ layout.columns.landed ~ ')') }} as landed,
-        {{ visitor_lookup_utc_instant('(' ~ layout.columns.loaded_at ~ ')') }} as loaded_at
+        {{ layout.columns.event_id }} as event_id,
+        {{ layout.columns.visitor_cookie_id }} as visitor_cookie_id,
+        {{ layout.columns.user_id }} as user_id,
+        {{ visitor_lookup_utc_instant(layout.columns.landed) }} as landed,
+        {{ visitor_lookup_utc_instant(layout.columns.loaded_at) }} as loaded_at
     from {{ relation }}
     {%- if layout.filter %}
     where {{ layout.filter }}
