@@ -20,7 +20,7 @@ from .test_intake import VARS, assert_matches_reference
 from .test_late_events import TableScenario, install_host_project
 from .trackers import ga4, ga4_page_views, page_calls
 
-# The layout is read into the per-run tables (Parquet on both formats): one pass each.
+# The layout is read into the per-run tables (Parquet on both formats): each test in one pass.
 MICROS_PER_SECOND = 1_000_000
 
 
@@ -93,6 +93,7 @@ class PagesTableScenario(TableScenario):
         return path
 
 
+@pytest.mark.same_on_both_formats
 def test_a_rudderstack_pages_table_is_read_through_its_preset_and_the_vars_over_it(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

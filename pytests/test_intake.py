@@ -443,8 +443,9 @@ def test_full_refresh_starts_again_from_start_date(scenario: Scenario) -> None:
     assert stored_in_order == sorted(event.landed for event in processed_events(first + second).values())
 
 
-def test_files_as_real_writers_write_them_are_read_exactly(scenario: Scenario) -> None:
-    at = ts("2026-01-05 10:00")
+def write_as_writers_do(folder: Path, at: dt.datetime) -> list[Raw]:
+    """Good files as other writers write them: times in milliseconds, as INT96, and a loader's extra
+    column with the columns in its own order. Returns their events."""
     minute = dt.timedelta(minutes=1)
     millis = [Raw("m1", "c1", "u1", at, at + minute), Raw("m2", "c2", None, at + minute, at + 2 * minute)]
     int96 = [Raw("i1", "c1", "u2", at + 2 * minute, at + 3 * minute)]
@@ -457,20 +458,14 @@ def test_files_as_real_writers_write_them_are_read_exactly(scenario: Scenario) -
         )
         return pa.Table.from_pylist([event._asdict() for event in events], schema=types)
 
-    pq.write_table(table(millis, "ms"), scenario.events_dir / "millis.parquet", coerce_timestamps="ms")
-    pq.write_table(
-        table(int96, "us"), scenario.events_dir / "int96.parquet", use_deprecated_int96_timestamps=True
-    )
-    # a loader's extra columns, and its own order
+    pq.write_table(table(millis, "ms"), folder / "millis.parquet", coerce_timestamps="ms")
+    pq.write_table(table(int96, "us"), folder / "int96.parquet", use_deprecated_int96_timestamps=True)
     extra = table(reordered, "us").append_column("page_url", pa.array(["/"]))
     pq.write_table(
         extra.select(["page_url", "loaded_at", "user_id", "landed", "visitor_cookie_id", "event_id"]),
-        scenario.events_dir / "reordered.parquet",
+        folder / "reordered.parquet",
     )
-    scenario.dbt("run", vars=VARS)
-    seen = millis + int96 + reordered
-    assert_matches_reference(scenario, seen)
-    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+    return millis + int96 + reordered
 
 
 def bad_files(folder: Path) -> list[tuple[Path, str]]:
@@ -532,9 +527,11 @@ def test_a_bad_file_stops_the_run_with_a_line_naming_it_and_changes_nothing(
         assert (stored_events(scenario), scenario.lookup_tables(), scenario.manifest()) == before
         placed.rename(path)
 
-    # Written again the right way, the file's events are read like any other.
+    # Written again the right way, the file's events are read like any other, and so are those of files
+    # that other writers wrote their own way.
     fixed = [Raw("x1", "c9", "u9", at + dt.timedelta(days=1), at + dt.timedelta(days=1))]
     scenario.write_events(fixed)
+    fixed += write_as_writers_do(scenario.events_dir, at + dt.timedelta(days=1, hours=1))
     scenario.dbt("run", vars=VARS)
     assert_matches_reference(scenario, first + later + fixed)
     assert scenario.lookup_tables() == lookup_tables(processed_events(first + later + fixed).values())
