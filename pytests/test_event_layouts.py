@@ -54,6 +54,16 @@ def test_a_ga4_export_is_read_exactly_through_its_preset(scenario: Scenario) -> 
         ga4_row("page_view", "2026-01-05 10:11", " ", "cy", "2026-01-05 11:00"),
     ]
     scenario.write_table(ga4(first))
+    # a type Spark does not know stops the run before any model, naming the folder and the var
+    scenario.dbt(
+        "run", vars={**run_vars, "visitor_lookup__event_file_columns": {"event_name": "text"}}, ok=False
+    )
+    assert scenario.logged(
+        f"Visitor lookup: the events folder {scenario.events_dir} cannot be read with the columns"
+    )
+    assert scenario.logged(
+        "var visitor_lookup__event_file_columns (or the preset's) names a type Spark does not know"
+    )
     scenario.dbt("run", vars=run_vars)
     assert_exact(scenario, ga4_page_views(first))
 

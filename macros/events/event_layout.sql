@@ -175,8 +175,9 @@
     {%- set source = visitor_lookup_source_relation('visitor_lookup', 'pageviews') -%}
     {%- if source.schema == 'parquet' -%}
         {%- set events = try_or_compiler_error(
-            "Visitor lookup: var visitor_lookup__event_file_columns (or the preset's) is not a list of columns "
-            ~ "and Spark types the events folder can be read with: " ~ visitor_lookup_event_columns() ~ ".",
+            "Visitor lookup: the events folder " ~ source.identifier ~ " cannot be read with the columns "
+            ~ visitor_lookup_event_columns() ~ ": the folder is missing, or var visitor_lookup__event_file_columns "
+            ~ "(or the preset's) names a type Spark does not know.",
             visitor_lookup_events_read, source
         ) -%}
         {%- set available = layout.file_columns.keys() | list -%}
