@@ -42,6 +42,23 @@
 {% endmacro %}
 
 
+{% macro visitor_lookup_var_mapping(name) %}
+    {#- A var that maps names to text: a dict of non-empty strings; {} when it is empty. -#}
+    {%- set value = var(name) -%}
+    {%- if value is none or value == '' -%}
+        {{ return({}) }}
+    {%- endif -%}
+    {%- if value is not mapping or value.values() | reject('string') | list
+        or value.values() | map('trim') | reject | list -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: var " ~ name ~ " must be a mapping of names to non-empty text, got '"
+            ~ value ~ "'. Fix it in dbt_project.yml or pass --vars."
+        ) }}
+    {%- endif -%}
+    {{ return(value) }}
+{% endmacro %}
+
+
 {% macro visitor_lookup_var_timestamp(name) %}
     {#-
         A var that names a UTC instant, 'YYYY-MM-DD' or 'YYYY-MM-DD
