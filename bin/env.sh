@@ -1,7 +1,8 @@
 # Sourced by bin/demo and bin/test: the environment a local run needs.
 # shellcheck shell=bash
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-export PATH="$root/.venv/bin:$PATH"
+# VISITOR_LOOKUP_SPARK=<line>: the venv bin/setup --spark <line> made, on that Spark line.
+export PATH="$root/.venv${VISITOR_LOOKUP_SPARK:+-spark$VISITOR_LOOKUP_SPARK}/bin:$PATH"
 export DBT_PROFILES_DIR="$root/profiles"
 # The machine's hostname may resolve to another interface; Spark stays on loopback.
 export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"

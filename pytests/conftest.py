@@ -38,7 +38,7 @@ from pyspark.sql import Row, SparkSession
 
 from visitor_lookup.cluster import LOCAL_TARGETS
 from visitor_lookup.generate import SCHEMA
-from visitor_lookup.spark_home import prepare_spark_home
+from visitor_lookup.spark_home import install_log_config
 
 from .reference import LookupTables, Raw
 
@@ -345,7 +345,7 @@ class Scenario:
 
 @pytest.fixture(scope="session", autouse=True)
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    prepare_spark_home()
+    install_log_config()
     path = tmp_path_factory.mktemp("warehouse")
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(path)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

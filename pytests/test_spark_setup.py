@@ -1,6 +1,6 @@
-"""Spark's jars: Delta's, fetched by Spark from Maven Central (a failure is one line saying what to do),
-and Iceberg's, from PyPI, the same bytes as Apache's on Maven Central; the class archive a dbt process's
-JVM maps at start."""
+"""Spark's jars: Iceberg's and Delta's, fetched by Spark from Maven Central (a failure is one line saying
+what to do), Iceberg's checked against its pinned SHA-256; the class archive a dbt process's JVM maps at
+start."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ import pytest
 from visitor_lookup.generate import write_batches
 from visitor_lookup.spark_home import (
     JarsNotFetched,
+    check_iceberg_runtime,
     delta_coordinates,
     fetch_jars,
-    iceberg_runtime_jar,
+    iceberg_coordinates,
     installed_table_formats,
     link_jars,
     make_class_archive,
@@ -49,7 +50,8 @@ def test_without_network_setup_stops_with_one_line_naming_the_jars(tmp_path: Pat
     assert done.returncode == 1
     (line,) = [line for line in done.stderr.splitlines() if "Delta" not in line and "Iceberg" not in line]
     assert line.startswith("visitor-lookup-prepare-spark: Spark could not fetch "), done.stderr
-    assert delta_coordinates() in line and str(tmp_path / ".ivy2") in line, line
+    assert iceberg_coordinates() in line and delta_coordinates() in line, line
+    assert str(tmp_path / ".ivy2") in line, line
     assert "pyspark/jars" in line, line  # where to put the jars by hand
 
 
@@ -74,23 +76,39 @@ def test_the_jars_are_fetched_into_the_ivy_cache(tmp_path: Path) -> None:
     assert all(jar.is_file() and jar.parent == tmp_path / "ivy" / "jars" for jar in jars)
 
 
-def test_the_iceberg_runtime_from_pypi_is_apaches() -> None:
-    jar = iceberg_runtime_jar()  # iceberg-spark-runtime-3.5_2.12-<version>.jar
-    artifact, version = jar.stem.rsplit("-", 1)
-    url = f"https://repo1.maven.org/maven2/org/apache/iceberg/{artifact}/{version}/{jar.name}.sha1"
+def test_the_linked_iceberg_runtime_is_maven_centrals_and_other_bytes_are_refused(tmp_path: Path) -> None:
+    artifact = iceberg_coordinates().split(":")[1]  # iceberg-spark-runtime-<spark line>_<scala>
+    (linked,) = (Path(pyspark.__file__).parent / "jars").glob(f"{artifact}-*.jar")
+    version = linked.stem.rsplit("-", 1)[1]
+    url = f"https://repo1.maven.org/maven2/org/apache/iceberg/{artifact}/{version}/{linked.name}.sha256"
     with urllib.request.urlopen(url, timeout=30) as response:
         published = response.read().decode().split()[0]
-    assert hashlib.sha1(jar.read_bytes()).hexdigest() == published
+    assert hashlib.sha256(linked.read_bytes()).hexdigest() == published
+    check_iceberg_runtime([linked])
+    tampered = tmp_path / f"org.apache.iceberg_{linked.name}"
+    tampered.write_bytes(linked.read_bytes()[:-1])
+    with pytest.raises(JarsNotFetched) as raised:
+        check_iceberg_runtime([tampered])
+    assert str(raised.value).startswith(f"{tampered} has SHA-256 "), raised.value
+    assert str(raised.value).endswith("delete it and run bin/setup again"), raised.value
 
 
-def test_linking_replaces_an_earlier_version_and_skips_what_spark_ships(tmp_path: Path) -> None:
+def test_linking_replaces_an_earlier_version_and_skips_what_spark_ships_in_any_version(
+    tmp_path: Path,
+) -> None:
     ivy, folder = tmp_path / "ivy", tmp_path / "jars"
     ivy.mkdir()
     folder.mkdir()
-    fetched = [ivy / "io.delta_delta-spark_2.12-3.3.3.jar", ivy / "org.antlr_antlr4-runtime-4.9.3.jar"]
+    fetched = [
+        ivy / "io.delta_delta-spark_2.12-3.3.3.jar",
+        ivy / "org.antlr_antlr4-runtime-4.9.3.jar",
+        ivy / "com.fasterxml.jackson.core_jackson-databind-2.13.5.jar",
+    ]
     for jar in fetched:
         jar.write_text("")
     (folder / "antlr4-runtime-4.9.3.jar").write_text("")  # shipped by pyspark
+    (folder / "jackson-databind-2.21.2.jar").write_text("")  # shipped by pyspark, newer than asked for
+    (folder / "jackson-databind-2.13.5.jar").symlink_to(fetched[2])  # linked by an earlier set-up
     (folder / "delta-spark_2.12-3.3.2.jar").symlink_to(ivy / "io.delta_delta-spark_2.12-3.3.2.jar")
     (folder / "delta-storage-3.3.2.jar").symlink_to(ivy / "io.delta_delta-storage-3.3.2.jar")
     link_jars(fetched, folder)
@@ -98,6 +116,7 @@ def test_linking_replaces_an_earlier_version_and_skips_what_spark_ships(tmp_path
         "antlr4-runtime-4.9.3.jar",
         "delta-spark_2.12-3.3.3.jar",
         "delta-storage-3.3.2.jar",  # not among the fetched jars: left alone
+        "jackson-databind-2.21.2.jar",
     ]
     assert (folder / "delta-spark_2.12-3.3.3.jar").resolve() == fetched[0]
     assert not (folder / "antlr4-runtime-4.9.3.jar").is_symlink()

@@ -36,7 +36,7 @@ import jinja2
 import pyspark
 import yaml
 
-from visitor_lookup.spark_home import prepare_spark_home
+from visitor_lookup.spark_home import install_log_config
 
 PROFILES = Path(__file__).resolve().parents[1] / "profiles" / "profiles.yml"
 # The profile's embedded and thrift outputs for each table format.
@@ -171,7 +171,7 @@ def start(cluster: Cluster, timeout: float = 240, owned: bool = False) -> None:
     """
     if cluster.pid_file.exists():
         raise RuntimeError(f"a cluster is already recorded in {cluster.pid_file}; stop it first")
-    prepare_spark_home()
+    install_log_config()
     cluster.home.mkdir(parents=True, exist_ok=True)
     spark_home = Path(pyspark.__file__).parent
     env = {

@@ -2,26 +2,26 @@
 
 pyspark puts every jar under its ``jars/`` folder, and its ``conf/`` folder,
 on the classpath of each JVM it starts: the embedded session dbt opens, and a
-Thrift Server started with pyspark's ``spark-submit``. Linking the Iceberg
-runtime there (from the ``snowpark-connect-deps-iceberg`` package) means no
-profile carries a machine path; a log4j2 configuration there, in a jar of its
-own, keeps dbt's output readable. All of it lives inside the virtual
-environment, so it is redone whenever that environment is rebuilt
-(``bin/setup``), and so is the class archive (``visitor_lookup.class_archive``)
-that the embedded targets' JVMs map at start: it is made last, for the jars
-then in place.
-
-With ``--delta``, Spark also resolves Delta's jars from Maven Central (the
-version of the installed ``delta-spark``), once, into its Ivy cache
-(``~/.ivy2``), and they are linked beside Iceberg's. Resolving them at every
-session start instead (``spark.jars.packages`` in the profile) would print
-Ivy's report on every dbt run and, offline, end a run in a Java stack trace
-that dbt cannot turn into a clear message.
+Thrift Server started with pyspark's ``spark-submit``. Spark's own resolver
+(``spark-submit --packages``) fetches the Iceberg runtime built for the
+installed Spark line from Maven Central, once, into its Ivy cache
+(``~/.ivy2``); its SHA-256 is checked against the one pinned here, and it is
+linked into ``jars/``, so no profile carries a machine path and later runs
+start offline. With ``--delta`` Delta's jars (the version of the installed
+``delta-spark``) come the same way. Resolving them at every session start
+instead (``spark.jars.packages`` in the profile) would print Ivy's report on
+every dbt run and, offline, end a run in a Java stack trace that dbt cannot
+turn into a clear message. A log4j2 configuration, in a jar of its own, keeps
+dbt's output readable. All of it lives inside the virtual environment, so it
+is redone whenever that environment is rebuilt (``bin/setup``), and so is the
+class archive (``visitor_lookup.class_archive``) that the embedded targets'
+JVMs map at start: it is made last, for the jars then in place.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.metadata
 import os
 import re
@@ -29,35 +29,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyspark
-import snowpark_connect_deps_iceberg
-
-# Spark 3.5 as shipped by pyspark is built with Scala 2.12.
-RUNTIME_GLOB = "iceberg-spark-runtime-3.5_2.12-*.jar"
-
-
-def iceberg_runtime_jar() -> Path:
-    jars = sorted(Path(snowpark_connect_deps_iceberg.__file__).parent.glob(f"jars/{RUNTIME_GLOB}"))
-    if len(jars) != 1:
-        raise RuntimeError(
-            f"expected one {RUNTIME_GLOB} in snowpark-connect-deps-iceberg, found {jars}; "
-            "reinstall the pinned version (pip install -e .)"
-        )
-    return jars[0]
-
-
-def link_iceberg_runtime() -> Path:
-    """Link the Iceberg runtime jar into pyspark's jars folder; return the link."""
-    jar = iceberg_runtime_jar()
-    link = Path(pyspark.__file__).parent / "jars" / jar.name
-    if link.is_symlink() and link.resolve() == jar.resolve():
-        return link
-    if link.exists() or link.is_symlink():
-        link.unlink()
-    link.symlink_to(jar)
-    return link
 
 
 def install_log_config() -> Path:
@@ -74,11 +49,6 @@ def install_log_config() -> Path:
             jar.writestr("log4j2.properties", source)
     (jars.parent / "conf" / "log4j2.properties").unlink(missing_ok=True)
     return target
-
-
-def prepare_spark_home() -> None:
-    link_iceberg_runtime()
-    install_log_config()
 
 
 def class_archive() -> Path:
@@ -138,15 +108,71 @@ class JarsNotFetched(RuntimeError):
     """Spark could not resolve Maven coordinates; the message is one line saying what to do."""
 
 
+@dataclass(frozen=True)
+class SparkLine:
+    """What one Spark line (pyspark's major.minor) takes from Maven Central."""
+
+    scala: str
+    iceberg: str
+    iceberg_sha256: str  # of the runtime jar, as Maven Central publishes it
+    delta_artifact: str  # Delta's Spark artifact for this line and Scala
+
+
+SPARK_LINES = {
+    "3.5": SparkLine(
+        scala="2.12",
+        iceberg="1.10.2",
+        iceberg_sha256="c562d482dcd16b666e808b755469fbc4b2604284b41622c9d87e2c02b7cc6c5f",
+        delta_artifact="delta-spark_2.12",
+    ),
+    "4.1": SparkLine(
+        scala="2.13",
+        iceberg="1.12.0",
+        iceberg_sha256="3123c3798af642dd537230923548e013ef41cc28b6626e5225808cf5670a0f82",
+        delta_artifact="delta-spark_4.1_2.13",
+    ),
+}
+
+
+def spark_line() -> tuple[str, SparkLine]:
+    """The installed pyspark's line and what it takes; a line this project has no jars for stops here."""
+    line = ".".join(pyspark.__version__.split(".")[:2])
+    if line not in SPARK_LINES:
+        raise JarsNotFetched(
+            f"pyspark {pyspark.__version__} is installed; this project runs Spark "
+            f"{' or '.join(SPARK_LINES)}: run bin/setup again"
+        )
+    return line, SPARK_LINES[line]
+
+
+def iceberg_coordinates() -> str:
+    """The Iceberg runtime's Maven coordinates for the installed Spark line."""
+    line, spec = spark_line()
+    return f"org.apache.iceberg:iceberg-spark-runtime-{line}_{spec.scala}:{spec.iceberg}"
+
+
 def delta_coordinates() -> str:
-    """Delta's Maven coordinates for the installed delta-spark (Spark 3.5 is built with Scala 2.12)."""
+    """Delta's Maven coordinates for the installed delta-spark and Spark line."""
     try:
         version = importlib.metadata.version("delta-spark")
     except importlib.metadata.PackageNotFoundError:
         raise JarsNotFetched(
             "delta-spark is not installed: run bin/setup --delta (or pip install -e '.[delta]')"
         ) from None
-    return f"io.delta:delta-spark_2.12:{version}"
+    return f"io.delta:{spark_line()[1].delta_artifact}:{version}"
+
+
+def check_iceberg_runtime(jars: list[Path]) -> None:
+    """Refuse an Iceberg runtime whose bytes are not the ones pinned for this Spark line."""
+    spec = spark_line()[1]
+    for jar in jars:
+        if "iceberg-spark-runtime" in jar.name:
+            digest = hashlib.sha256(jar.read_bytes()).hexdigest()
+            if digest != spec.iceberg_sha256:
+                raise JarsNotFetched(
+                    f"{jar} has SHA-256 {digest}, not Maven Central's {spec.iceberg_sha256}: "
+                    "delete it and run bin/setup again"
+                )
 
 
 def fetch_jars(coordinates: str, ivy_dir: Path | None = None) -> list[Path]:
@@ -183,41 +209,42 @@ def fetch_jars(coordinates: str, ivy_dir: Path | None = None) -> list[Path]:
         what = ", ".join(named) or coordinates
         raise JarsNotFetched(
             f"Spark could not fetch {what} from Maven Central into {ivy}: check the network (or a proxy) "
-            f"and that delta-spark's version exists for Scala 2.12, or copy the jars of {coordinates} "
+            f"and that the versions exist for Spark {pyspark.__version__}, or copy the jars of {coordinates} "
             f"and its dependencies into {spark_home / 'jars'}"
         )
     return jars
 
 
 def link_jars(jars: list[Path], folder: Path | None = None) -> None:
-    """Link jars into pyspark's jars folder (or `folder`), except those it already ships (same name and
-    version); links to other versions of the same artifact, left by an earlier set-up, go."""
+    """Link jars into pyspark's jars folder (or `folder`), except artifacts it already ships, in any
+    version: Spark's own wins, as over ``spark.jars.packages`` (Delta 4 asks for an older Jackson than
+    Spark 4's, which breaks Spark's error classes). Links to other versions of the same artifact, left
+    by an earlier set-up, go."""
     folder = folder or Path(pyspark.__file__).parent / "jars"
-    shipped = {jar.name for jar in folder.glob("*.jar") if not jar.is_symlink()}
+    shipped = {jar.name.rsplit("-", 1)[0] for jar in folder.glob("*.jar") if not jar.is_symlink()}
     for jar in jars:
         name = jar.name.split("_", 1)[1]  # Ivy names a jar <group>_<artifact>-<version>.jar
-        if name in shipped:
-            continue
         artifact = name.rsplit("-", 1)[0]
         for earlier in folder.glob(f"{artifact}-*.jar"):
             if earlier.is_symlink() and earlier.name.rsplit("-", 1)[0] == artifact:
                 earlier.unlink()
-        (folder / name).symlink_to(jar)
+        if artifact not in shipped:
+            (folder / name).symlink_to(jar)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--delta", action="store_true", help="also fetch Delta's jars and link them")
     args = parser.parse_args()
-    prepare_spark_home()
-    print(f"Iceberg runtime and logging set up in {Path(pyspark.__file__).parent}", file=sys.stderr)
-    if args.delta:
-        try:
-            coordinates = delta_coordinates()
-            link_jars(fetch_jars(coordinates))
-        except JarsNotFetched as error:
-            sys.exit(f"visitor-lookup-prepare-spark: {error}")
-        print(f"Delta ({coordinates}) set up beside it", file=sys.stderr)
+    install_log_config()
+    try:
+        coordinates = ",".join([iceberg_coordinates(), *([delta_coordinates()] if args.delta else [])])
+        jars = fetch_jars(coordinates)
+        check_iceberg_runtime(jars)
+        link_jars(jars)
+    except JarsNotFetched as error:
+        sys.exit(f"visitor-lookup-prepare-spark: {error}")
+    print(f"{coordinates} and logging set up in {Path(pyspark.__file__).parent}", file=sys.stderr)
     try:
         if make_class_archive(installed_table_formats()):
             print(f"Class archive for quicker JVM starts made: {class_archive()}", file=sys.stderr)
