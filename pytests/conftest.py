@@ -33,6 +33,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from dbt.adapters.spark.connections import SparkCredentials
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from pyspark.sql import Row, SparkSession
 
@@ -71,10 +72,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="iceberg",
         help="the format the models write in this run (one embedded Spark per run, so one format)",
     )
+    parser.addoption(
+        "--ansi",
+        action="store_true",
+        help="run Spark with ANSI SQL mode on, as Spark 4 and Databricks SQL warehouses do by default",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ["VISITOR_LOOKUP_TARGET"] = LOCAL_TARGETS[config.getoption("--table-format")]
+    if config.getoption("--ansi"):
+        keep_ansi_mode_on()
+
+
+def keep_ansi_mode_on() -> None:
+    """Let ANSI SQL mode stay on in the sessions dbt-spark opens, embedded or through the Thrift Server.
+
+    dbt-spark sets `spark.sql.ansi.enabled=false` last in its credentials, over whatever a profile says,
+    so no profile can turn ANSI on; dbt-databricks leaves the warehouse's default (on). This undoes that
+    one line, after dbt-spark's own checks, so that every statement the project sends runs as there.
+    """
+    post_init = SparkCredentials.__post_init__
+
+    def post_init_with_ansi(self: SparkCredentials) -> None:
+        post_init(self)
+        self.server_side_parameters["spark.sql.ansi.enabled"] = "true"
+
+    SparkCredentials.__post_init__ = post_init_with_ansi
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

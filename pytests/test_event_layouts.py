@@ -167,3 +167,42 @@ def test_a_rudderstack_pages_table_is_read_through_its_preset_and_the_vars_over_
     )
     mapped = [view._replace(user_id=view.user_id.upper() if view.user_id else None) for view in views]
     assert_exact(scenario, mapped)
+
+
+@pytest.mark.same_on_both_formats(checked_on="delta")
+def test_times_given_as_text_that_are_not_times_are_quarantined_not_a_failed_run(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    # A view over JSON gives its times as text, outside the contract. With ANSI SQL mode on (bin/test's
+    # Delta pass, as on Databricks), a cast of a value that is not a time would fail the whole run.
+    install_host_project()
+    scenario = TableScenario(request.node.name, tmp_path, timestamp_type="string")
+    scenario.sql(
+        f"insert into {scenario.events_table} values "
+        "('t1', 'c1', 'u1', '2026-01-05 10:00:00', '2026-01-05 10:01:00'), "
+        "('t2', 'c2', null, 'yesterday', '2026-01-05 10:01:00'), "
+        "('t3', 'c3', 'u3', '2026-01-05 10:00:00', '2026-13-05 10:01:00'), "
+        "('t4', 'c3', null, '2026-01-05 10:02:00.5', '2026-01-05 10:03:00')"
+    )
+    scenario.dbt("run", vars=VARS)
+    at = ts("2026-01-05 10:00")
+    minute = dt.timedelta(minutes=1)
+    assert_exact(
+        scenario,
+        [
+            Raw("t1", "c1", "u1", at, at + minute),
+            Raw("t2", "c2", None, None, at + minute),
+            Raw("t3", "c3", "u3", at, None),
+            Raw("t4", "c3", None, ts("2026-01-05 10:02:00.5"), at + 3 * minute),
+        ],
+    )
+
+
+def test_this_pass_runs_dbt_with_the_ansi_mode_it_was_given(
+    scenario: Scenario, pytestconfig: pytest.Config
+) -> None:
+    # What keeps --ansi honest: a cast that ANSI SQL mode refuses, sent through dbt.
+    ansi = pytestconfig.getoption("--ansi")
+    scenario.dbt("show", "--inline", "select cast('not a number' as int) as n", ok=not ansi)
+    if ansi:
+        assert scenario.logged("CAST_INVALID_INPUT")

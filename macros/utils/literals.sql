@@ -31,7 +31,9 @@
         A source's timestamp column as an instant: a zoned one as it is, one
         without a zone (timestamp_ntz) as UTC wall-clock time, where a cast
         would take the session's zone. Spark folds typeof, so a zoned
-        column's filters still prune.
+        column's filters still prune. Anything else (text, outside the
+        contract) by try_cast: a value that is not a time is NULL, so the
+        event is quarantined, where ANSI SQL mode would fail the run.
     -#}
     case
         when typeof({{ column }}) = 'timestamp_ntz'
@@ -39,7 +41,7 @@
                 year({{ column }}), month({{ column }}), day({{ column }}),
                 hour({{ column }}), minute({{ column }}), extract(second from {{ column }}), 'UTC'
             )
-        else cast({{ column }} as timestamp)
+        else try_cast({{ column }} as timestamp)
     end
 {%- endmacro %}
 
