@@ -68,11 +68,8 @@ def test_a_version_maven_central_does_not_have_is_named(tmp_path: Path) -> None:
 def test_the_jars_are_fetched_into_the_ivy_cache(tmp_path: Path) -> None:
     jars = fetch_jars(delta_coordinates(), tmp_path / "ivy")
     names = sorted(jar.name for jar in jars)
-    version = delta_coordinates().rsplit(":", 1)[1]
-    assert (
-        f"io.delta_delta-spark_2.12-{version}.jar" in names
-        and f"io.delta_delta-storage-{version}.jar" in names
-    )
+    _, artifact, version = delta_coordinates().split(":")  # delta-spark_<scala> or delta-spark_<line>_<scala>
+    assert f"io.delta_{artifact}-{version}.jar" in names and f"io.delta_delta-storage-{version}.jar" in names
     assert all(jar.is_file() and jar.parent == tmp_path / "ivy" / "jars" for jar in jars)
 
 
