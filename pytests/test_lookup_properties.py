@@ -13,6 +13,9 @@ from .conftest import INCREMENTAL_MODELS, LOOKUP_TABLES, Scenario, table_format,
 from .reference import Raw, lookup_tables, processed_events
 from .trackers import WRITERS
 
+# The exact scenarios and the Thrift Server: run on every Spark line (.ci/run).
+pytestmark = pytest.mark.every_spark_line
+
 VARS = {
     "visitor_lookup__start_date": "2026-01-01",
     "visitor_lookup__lookback_window_hours": 24,

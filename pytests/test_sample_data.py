@@ -23,7 +23,8 @@ from .conftest import ROOT, Scenario, table_format, ts
 from .reference import Raw, invalid_reason, processed_events
 from .test_intake import assert_matches_reference
 
-pytestmark = pytest.mark.same_on_both_formats
+# Run on every Spark line (.ci/run), not only the default.
+pytestmark = [pytest.mark.same_on_both_formats, pytest.mark.every_spark_line]
 
 END = dt.datetime(2026, 1, 10, tzinfo=dt.UTC)
 

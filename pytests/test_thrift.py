@@ -30,7 +30,8 @@ from .test_erasure import Requests
 from .test_lookup_properties import VARS, random_arrivals
 from .test_time_zones import ZONE
 
-pytestmark = pytest.mark.slow
+# Run on every Spark line (.ci/run), not only the default.
+pytestmark = [pytest.mark.slow, pytest.mark.every_spark_line]
 
 
 @pytest.fixture(scope="module")
