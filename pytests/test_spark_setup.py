@@ -25,6 +25,7 @@ from visitor_lookup.spark_home import (
     installed_table_formats,
     link_jars,
     make_class_archive,
+    unlink_jars,
 )
 
 from .conftest import ROOT
@@ -53,6 +54,7 @@ def test_without_network_setup_stops_with_one_line_naming_the_jars(tmp_path: Pat
     assert iceberg_coordinates() in line and delta_coordinates() in line, line
     assert str(tmp_path / ".ivy2") in line, line
     assert "pyspark/jars" in line, line  # where to put the jars by hand
+    assert not make_class_archive(installed_table_formats())  # the jars linked before are all still there
 
 
 def test_a_version_maven_central_does_not_have_is_named(tmp_path: Path) -> None:
@@ -90,14 +92,14 @@ def test_the_linked_iceberg_runtime_is_maven_centrals_and_other_bytes_are_refuse
     assert str(raised.value).endswith("delete it and run bin/setup again"), raised.value
 
 
-def test_linking_replaces_an_earlier_version_and_skips_what_spark_ships_in_any_version(
+def test_linking_replaces_every_earlier_link_and_skips_what_spark_ships_in_any_version(
     tmp_path: Path,
 ) -> None:
     ivy, folder = tmp_path / "ivy", tmp_path / "jars"
     ivy.mkdir()
     folder.mkdir()
     fetched = [
-        ivy / "io.delta_delta-spark_2.12-3.3.3.jar",
+        ivy / "io.delta_delta-spark_4.1_2.13-4.4.0.jar",
         ivy / "org.antlr_antlr4-runtime-4.9.3.jar",
         ivy / "com.fasterxml.jackson.core_jackson-databind-2.13.5.jar",
     ]
@@ -106,16 +108,21 @@ def test_linking_replaces_an_earlier_version_and_skips_what_spark_ships_in_any_v
     (folder / "antlr4-runtime-4.9.3.jar").write_text("")  # shipped by pyspark
     (folder / "jackson-databind-2.21.2.jar").write_text("")  # shipped by pyspark, newer than asked for
     (folder / "jackson-databind-2.13.5.jar").symlink_to(fetched[2])  # linked by an earlier set-up
-    (folder / "delta-spark_2.12-3.3.2.jar").symlink_to(ivy / "io.delta_delta-spark_2.12-3.3.2.jar")
-    (folder / "delta-storage-3.3.2.jar").symlink_to(ivy / "io.delta_delta-storage-3.3.2.jar")
+    # linked for Spark 3.5, before pip moved pyspark to 4.1
+    (folder / "delta-spark_2.12-3.3.3.jar").symlink_to(ivy / "io.delta_delta-spark_2.12-3.3.3.jar")
+    (folder / "delta-storage-3.3.3.jar").symlink_to(ivy / "io.delta_delta-storage-3.3.3.jar")
+    assert sorted(jar.name for jar in unlink_jars(folder)) == [
+        "com.fasterxml.jackson.core_jackson-databind-2.13.5.jar",
+        "io.delta_delta-spark_2.12-3.3.3.jar",
+        "io.delta_delta-storage-3.3.3.jar",
+    ]
     link_jars(fetched, folder)
     assert sorted(path.name for path in folder.iterdir()) == [
         "antlr4-runtime-4.9.3.jar",
-        "delta-spark_2.12-3.3.3.jar",
-        "delta-storage-3.3.2.jar",  # not among the fetched jars: left alone
+        "delta-spark_4.1_2.13-4.4.0.jar",
         "jackson-databind-2.21.2.jar",
     ]
-    assert (folder / "delta-spark_2.12-3.3.3.jar").resolve() == fetched[0]
+    assert (folder / "delta-spark_4.1_2.13-4.4.0.jar").resolve() == fetched[0]
     assert not (folder / "antlr4-runtime-4.9.3.jar").is_symlink()
 
 
@@ -173,11 +180,11 @@ def test_java_options_bring_another_collector_and_the_optimising_compiler_back(t
 
 
 def test_an_archive_made_for_other_jars_is_ignored_quietly(tmp_path: Path) -> None:
-    # an archive of a JVM whose classpath was one jar: Derby's, running its sysinfo tool
+    # an archive of a JVM whose classpath was Derby's jars (one on Spark 3.5, three on 4), running its sysinfo
     stale = tmp_path / "stale.jsa"
-    (derby,) = (Path(pyspark.__file__).parent / "jars").glob("derby-*.jar")
+    derby = ":".join(str(jar) for jar in (Path(pyspark.__file__).parent / "jars").glob("derby*.jar"))
     subprocess.run(
-        ["java", f"-XX:ArchiveClassesAtExit={stale}", "-cp", str(derby), "org.apache.derby.tools.sysinfo"],
+        ["java", f"-XX:ArchiveClassesAtExit={stale}", "-cp", derby, "org.apache.derby.tools.sysinfo"],
         capture_output=True,
         check=True,
     )

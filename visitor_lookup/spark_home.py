@@ -215,20 +215,28 @@ def fetch_jars(coordinates: str, ivy_dir: Path | None = None) -> list[Path]:
     return jars
 
 
+def unlink_jars(folder: Path | None = None) -> list[Path]:
+    """Remove every jar an earlier set-up linked into pyspark's jars folder (or `folder`) and return
+    what they linked to: pyspark ships none as a link, and those of another Spark line (after pip moved
+    pyspark) stop its JVM starting."""
+    folder = folder or Path(pyspark.__file__).parent / "jars"
+    earlier = []
+    for jar in folder.glob("*.jar"):
+        if jar.is_symlink():
+            earlier.append(jar.readlink())
+            jar.unlink()
+    return earlier
+
+
 def link_jars(jars: list[Path], folder: Path | None = None) -> None:
     """Link jars into pyspark's jars folder (or `folder`), except artifacts it already ships, in any
     version: Spark's own wins, as over ``spark.jars.packages`` (Delta 4 asks for an older Jackson than
-    Spark 4's, which breaks Spark's error classes). Links to other versions of the same artifact, left
-    by an earlier set-up, go."""
+    Spark 4's, which breaks Spark's error classes)."""
     folder = folder or Path(pyspark.__file__).parent / "jars"
     shipped = {jar.name.rsplit("-", 1)[0] for jar in folder.glob("*.jar") if not jar.is_symlink()}
     for jar in jars:
         name = jar.name.split("_", 1)[1]  # Ivy names a jar <group>_<artifact>-<version>.jar
-        artifact = name.rsplit("-", 1)[0]
-        for earlier in folder.glob(f"{artifact}-*.jar"):
-            if earlier.is_symlink() and earlier.name.rsplit("-", 1)[0] == artifact:
-                earlier.unlink()
-        if artifact not in shipped:
+        if name.rsplit("-", 1)[0] not in shipped:
             (folder / name).symlink_to(jar)
 
 
@@ -237,12 +245,16 @@ def main() -> None:
     parser.add_argument("--delta", action="store_true", help="also fetch Delta's jars and link them")
     args = parser.parse_args()
     install_log_config()
+    # Delta stays if an earlier set-up brought it; its jars are fetched again for this Spark line.
+    delta = args.delta or "delta" in installed_table_formats()
+    earlier = unlink_jars()
     try:
-        coordinates = ",".join([iceberg_coordinates(), *([delta_coordinates()] if args.delta else [])])
+        coordinates = ",".join([iceberg_coordinates(), *([delta_coordinates()] if delta else [])])
         jars = fetch_jars(coordinates)
         check_iceberg_runtime(jars)
         link_jars(jars)
     except JarsNotFetched as error:
+        link_jars(earlier)  # a set-up that could not fetch leaves the jars as they were
         sys.exit(f"visitor-lookup-prepare-spark: {error}")
     print(f"{coordinates} and logging set up in {Path(pyspark.__file__).parent}", file=sys.stderr)
     try:
