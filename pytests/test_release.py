@@ -97,9 +97,13 @@ def test_performance_is_a_page_of_current_results_with_their_chart() -> None:
     assert sorted(p.name for p in results.iterdir()) == [
         "delta.json",
         "delta.svg",
+        "iceberg-spark3.5.json",
+        "iceberg-spark4.1.json",
         "iceberg.json",
         "iceberg.svg",
     ]
+    for line in ("3.5", "4.1"):  # the two Spark lines side by side, each report naming its stack
+        assert json.loads((results / f"iceberg-spark{line}.json").read_text())["stack"]["spark_line"] == line
     for table_format in ("iceberg", "delta"):
         assert f"](benchmarks/{table_format}.svg)" in page
         report = json.loads((results / f"{table_format}.json").read_text())

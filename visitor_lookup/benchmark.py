@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import importlib.metadata
 import json
 import os
 import platform
@@ -434,6 +435,26 @@ def machine() -> dict[str, str | int]:
     }
 
 
+def stack() -> dict[str, str]:
+    """The versions a figure was measured on, so that two lines' results can be told apart."""
+    from visitor_lookup.spark_home import spark_line
+
+    line, spec = spark_line()
+    java_home = os.environ.get("JAVA_HOME")
+    java_bin = str(Path(java_home, "bin", "java")) if java_home else "java"  # the one Spark starts
+    java = subprocess.run([java_bin, "-version"], capture_output=True, text=True, check=True).stderr
+    return {
+        "spark": importlib.metadata.version("pyspark"),
+        "spark_line": line,
+        "scala": spec.scala,
+        "java": java.split('"')[1] if '"' in java else java.split()[1],
+        "iceberg": spec.iceberg,
+        "delta": importlib.metadata.version("delta-spark"),
+        "dbt_core": importlib.metadata.version("dbt-core"),
+        "dbt_spark": importlib.metadata.version("dbt-spark"),
+    }
+
+
 def report_table(
     results: dict[int, dict], new_count: int, runs: int
 ) -> list[tuple[str, int, float, float, int | None]]:
@@ -751,7 +772,9 @@ def main(argv: list[str] | None = None) -> None:
     }
 
     targets = assess_targets(results[sizes[0]], results[sizes[1]], thrift=args.thrift, large_size=sizes[1])
-    print(f"\n{args.format} tables\n{'step':<30}{'history':>12}{'wall s':>9}{'x peer':>8}{'statements':>12}")
+    versions = stack()
+    print(f"\n{args.format} tables on " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    print(f"{'step':<30}{'history':>12}{'wall s':>9}{'x peer':>8}{'statements':>12}")
     for step, size, wall, ratio, statements in report_table(results, new_count, args.runs):
         print(f"{step:<30}{size:>12,}{wall:>9.1f}{ratio:>8.2f}{'' if statements is None else statements:>12}")
     print()
@@ -768,6 +791,7 @@ def main(argv: list[str] | None = None) -> None:
     report = {
         "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
+        "stack": versions,
         "table_format": args.format,
         "history": args.history,
         "scale": args.scale,
