@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
-from .conftest import ROOT, Scenario
+from .conftest import ROOT, Scenario, table_format
 from .reference import Raw, lookup_tables, normalise_id, processed_events
 from .test_lookup_properties import VARS, random_arrivals
+from .test_storage import folder
 
 HOST = ROOT / "integration_tests"
 
@@ -39,14 +40,36 @@ class HostScenario(Scenario):
         return super().dbt(*args, vars={**(vars or {}), **package_vars}, ok=ok)
 
 
+def install(project: Path) -> None:
+    installed = dbtRunner().invoke(
+        ["deps", "--project-dir", str(project), "--profiles-dir", str(ROOT / "profiles")]
+    )
+    assert installed.success, installed.exception
+
+
 @pytest.fixture
 def host(request: pytest.FixtureRequest, tmp_path: Path) -> HostScenario:
     scenario = HostScenario(request.node.name, tmp_path)
-    installed = dbtRunner().invoke(
-        ["deps", "--project-dir", str(HOST), "--profiles-dir", str(ROOT / "profiles")]
-    )
-    assert installed.success, installed.exception
+    install(HOST)
     return scenario
+
+
+def host_copy(request: pytest.FixtureRequest, tmp_path: Path) -> HostScenario:
+    """A scenario on a copy of the host project (installed), for a test to add its own files to."""
+    project = tmp_path / "host_project"
+    shutil.copytree(HOST, project, ignore=shutil.ignore_patterns("dbt_packages", "logs", "target"))
+    (project / "packages.yml").write_text(f"packages:\n  - local: {ROOT}\n")
+    scenario = HostScenario(request.node.name, tmp_path / "work")
+    scenario.project_dir = project
+    install(project)
+    return scenario
+
+
+def configure_package_models(host: HostScenario, configs: str) -> None:
+    """The host's dbt_project.yml with these lines (YAML, indented under the package) for its models."""
+    project = host.project_dir / "dbt_project.yml"
+    text = project.read_text().split("  visitor_lookup:\n")[0]
+    project.write_text(f"{text}  visitor_lookup:\n{configs}")
 
 
 def test_a_host_project_builds_the_package_exactly(host: HostScenario) -> None:
@@ -91,22 +114,14 @@ def test_a_host_whose_generate_schema_name_moves_the_models_names_where_erasure_
 ) -> None:
     # A copy of the host project whose generate_schema_name puts the package's models in
     # <host schema>__lookup, where dbt's default custom schema (the source's) would say <host schema>_lookup.
-    project = tmp_path / "host_project"
-    shutil.copytree(HOST, project, ignore=shutil.ignore_patterns("dbt_packages", "logs", "target"))
-    (project / "packages.yml").write_text(f"packages:\n  - local: {ROOT}\n")
-    (project / "macros").mkdir()
-    (project / "macros" / "generate_schema_name.sql").write_text(
+    host = host_copy(request, tmp_path)
+    (host.project_dir / "macros").mkdir()
+    (host.project_dir / "macros" / "generate_schema_name.sql").write_text(
         "{% macro generate_schema_name(custom_schema_name, node) -%}\n"
         "    {{ target.schema ~ ('__' ~ custom_schema_name | trim if custom_schema_name else '') }}\n"
         "{%- endmacro %}\n"
     )
-    host = HostScenario(request.node.name, tmp_path / "work")
-    host.project_dir = project
     host.schema = f"{host.host_schema}__lookup"
-    installed = dbtRunner().invoke(
-        ["deps", "--project-dir", str(project), "--profiles-dir", str(ROOT / "profiles")]
-    )
-    assert installed.success, installed.exception
     batch = random_arrivals(seed=43, batches=1)[0]
     host.write_events(batch)
 
@@ -133,3 +148,100 @@ def test_a_host_whose_generate_schema_name_moves_the_models_names_where_erasure_
         if "source.visitor_lookup.visitor_lookup_erasure.erasure_requests" in node["depends_on"]["nodes"]
     }
     assert readers == {"base_erased_events_this_run", "base_events_this_run"}
+
+
+# The property of the lookup tables that the var visitor_lookup__lookup_write_mode sets, per format,
+# with its default value and the other one.
+WRITE_MODE_PROPERTY = {
+    "iceberg": ("write.merge.mode", "merge-on-read", "copy-on-write"),
+    "delta": ("delta.enableDeletionVectors", "false", "true"),
+}
+
+
+def test_a_hosts_table_configs_reach_the_tables_of_the_package(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    host = host_copy(request, tmp_path)
+    root = tmp_path / "team_tables"
+    configure_package_models(
+        host,
+        f"    +location_root: {root}\n"
+        "    +tblproperties: {team.owner: web-analytics}\n"
+        # an option Delta keeps (it drops the others) and Iceberg and Parquet keep as they keep any
+        "    +options: {delta.logRetentionDuration: interval 45 days}\n",
+    )
+    seen: list[Raw] = []
+    for batch in random_arrivals(seed=47, batches=2):
+        host.write_events(batch)
+        seen += batch
+        host.dbt("run", vars=VARS)
+        assert host.lookup_tables() == lookup_tables(processed_events(seen).values())
+
+    name, ours, _ = WRITE_MODE_PROPERTY[table_format()]
+    for table in ("first_dates", "processed_events", "incremental_manifest", "base_events_this_run"):
+        properties = {row.key: row.value for row in host.sql(f"show tblproperties {{schema}}.{table}")}
+        assert properties["team.owner"] == "web-analytics", table
+        assert folder(host, table) == root / table
+        # kept among the properties (Iceberg: option.<name>) or the storage properties (Parquet)
+        described = " ".join(str(row.data_type) for row in host.sql(f"describe extended {{schema}}.{table}"))
+        assert "interval 45 days" in {*properties.values()} or "=interval 45 days" in described, table
+    lookup = {row.key: row.value for row in host.sql("show tblproperties {schema}.first_dates")}
+    assert lookup[name] == ours  # the project's own, beside the host's
+    window = {row.key: row.value for row in host.sql("show tblproperties {schema}.base_events_this_run")}
+    assert "visitor_lookup.shape" in window
+
+
+def test_a_host_config_that_would_change_the_write_mode_stops_the_run_and_loses_nothing(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    host = host_copy(request, tmp_path)
+    name, ours, other = WRITE_MODE_PROPERTY[table_format()]
+    configure_package_models(host, f"    lookup:\n      +tblproperties: {{{name}: {other}}}\n")
+    batch = random_arrivals(seed=53, batches=1)[0]
+    host.write_events(batch)
+
+    host.dbt("run", vars=VARS, ok=False)
+    assert host.logged(
+        f"the tblproperties config of first_dates sets '{name}' = '{other}', but the lookup tables' write "
+        f"mode gives '{ours}': choose it with var visitor_lookup__lookup_write_mode"
+    )
+
+    configure_package_models(host, f"    lookup:\n      +tblproperties: {{{name}: {ours}}}\n")
+    host.dbt("run", vars=VARS)
+    assert host.lookup_tables() == lookup_tables(processed_events(batch).values())
+
+
+PUBLIC = {
+    "visitor_lookup",
+    "first_dates",
+    "user_mapping",
+    "processed_events",
+    "quarantined_events",
+    "erasure_log",
+}
+
+
+def test_a_host_may_ref_the_documented_tables_and_no_other_model_of_the_package(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    host = host_copy(request, tmp_path)
+    models = host.project_dir / "models"
+    (models / "team_page_views.sql").write_text(
+        "select event_id, user_id from {{ ref('visitor_lookup', 'processed_events') }}\n"
+    )
+    host.dbt("parse")
+    manifest = json.loads((host.target_dir / "manifest.json").read_text())
+    access = {
+        node["name"]: node["access"]
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "model" and node["package_name"] == "visitor_lookup"
+    }
+    assert {name for name, kind in access.items() if kind == "public"} == PUBLIC
+    assert {kind for name, kind in access.items() if name not in PUBLIC} == {"private"}
+
+    (models / "team_window.sql").write_text(
+        "select event_id from {{ ref('visitor_lookup', 'base_events_this_run') }}\n"
+    )
+    result = host.dbt("parse", ok=False)
+    assert "base_events_this_run" in str(result.exception)
+    assert "private to the 'visitor_lookup' group" in str(result.exception)

@@ -176,6 +176,7 @@
     {%- do visitor_lookup_test_scope() -%}
     {%- do visitor_lookup_var_boolean('visitor_lookup__partition_lookup_tables') -%}
     {%- do visitor_lookup_var_boolean('visitor_lookup__allow_refresh') -%}
+    {%- do visitor_lookup_var_boolean('visitor_lookup__unit_tests') -%}
     {%- do visitor_lookup_schema() -%}
     {%- do visitor_lookup_var_schema_name('visitor_lookup__erasure_requests_schema') -%}
     {#- Set, these two are checked without Spark; empty, they ask it for the session's format. -#}

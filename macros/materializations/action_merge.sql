@@ -46,10 +46,14 @@
         {%- set partition_by = config.get('partition_by') -%}
         {%- call statement('main') -%}
             create {{- ' or replace' if replace }} table {{ target_relation }}
-            {{ visitor_lookup_kept_table_options(config.get('meta', {}).get('visitor_lookup_table_properties', 'kept')) }}
+            {{ visitor_lookup_kept_table_options(
+                config.get('meta', {}).get('visitor_lookup_table_properties', 'kept'), config.get('tblproperties')
+            ) }}
+            {{- options_clause() }}
             {%- if partition_by %}
             partitioned by ({{ partition_by | join(', ') }})
             {%- endif %}
+            {{- location_clause() }}
             as
             {{ compiled_code }}
         {%- endcall -%}

@@ -4,11 +4,13 @@
     statements; here the table is overwritten in place, one. The table's
     columns are the ones the model's YAML declares, each cast to its
     data_type, so a run's query gives the same columns of the same types
-    whatever it reads (a full build's, a run's with erasures). The columns
-    the table was created with are kept, hashed, in the table property
-    visitor_lookup.shape, which dbt's listing of the schema shows; a table
-    of other columns (a new version of the project's) is dropped and
-    created, as dbt does.
+    whatever it reads (a full build's, a run's with erasures). dbt-spark's
+    configs options, location_root and tblproperties reach the table as
+    they would a table of dbt's, the options over the project's write
+    options. The columns and configs the table was created with are kept,
+    hashed, in the table property visitor_lookup.shape, which dbt's listing
+    of the schema shows; a table of another shape (a new version of the
+    project's, a changed config) is dropped and created, as dbt does.
 -#}
 
 {% materialization scratch_table, default %}
@@ -24,10 +26,17 @@
             {{ compiled_code }}
         ) as model_query
     {%- endset -%}
+    {%- set options = {} -%}
+    {%- do options.update(visitor_lookup_storage(none)['scratch']['options']) -%}
+    {%- do options.update(config.get('options') or {}) -%}
+    {%- set properties = {} -%}
+    {%- do properties.update(config.get('tblproperties') or {}) -%}
     {{ run_hooks(pre_hooks) }}
     {%- set shape = local_md5(tojson([
-        target_relation | string, config.get('file_format'), config.get('options'), columns,
+        target_relation | string, config.get('file_format'), options, config.get('location_root'),
+        properties, columns,
     ])) -%}
+    {%- do properties.update({'visitor_lookup.shape': shape}) -%}
     {%- if existing is not none and existing.is_table
         and ('visitor_lookup.shape=' ~ shape) in (existing.information or '') -%}
         {%- call statement('main') -%}
@@ -39,9 +48,15 @@
             {%- do adapter.drop_relation(existing) -%}
         {%- endif -%}
         {%- call statement('main') -%}
-            {{ visitor_lookup_with_property(
-                get_create_table_as_sql(False, target_relation, typed_query), 'visitor_lookup.shape', shape
-            ) }}
+            create table {{ target_relation }}
+            using {{ config.require('file_format') }}
+            {%- if options %}
+            options ({{ visitor_lookup_property_list(options) }})
+            {%- endif %}
+            {{- location_clause() }}
+            tblproperties ({{ visitor_lookup_property_list(properties) }})
+            as
+            {{ typed_query }}
         {%- endcall -%}
     {%- endif -%}
     {{ run_hooks(post_hooks) }}
@@ -73,20 +88,4 @@
         ) -%}
     {%- endif -%}
     {{ return(columns) }}
-{% endmacro %}
-
-
-{% macro visitor_lookup_with_property(definition, name, value) %}
-    {#-
-        A CREATE statement of dbt's (a view's or a table's, ending with `as`
-        and the query) with one table property more, placed before the
-        `as`. Unchanged when it has no such `as` line: the property is then
-        missing, and what relies on it takes the long way.
-    -#}
-    {{ return(modules.re.sub(
-        '\\n(\\s*)as\\n',
-        "\n\\1tblproperties ('" ~ name ~ "' = '" ~ value ~ "')\n\\1as\n",
-        definition,
-        count=1,
-    )) }}
 {% endmacro %}

@@ -54,3 +54,19 @@
         | map('last') | list -%}
     {{ return(stored[0] if stored else none) }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_with_property(definition, name, value) %}
+    {#-
+        A CREATE statement of dbt's (a view's, ending with `as` and the
+        query) with one table property more, placed before the `as`.
+        Unchanged when it has no such `as` line: the property is then
+        missing, and what relies on it takes the long way.
+    -#}
+    {{ return(modules.re.sub(
+        '\\n(\\s*)as\\n',
+        "\n\\1tblproperties ('" ~ name ~ "' = '" ~ value ~ "')\n\\1as\n",
+        definition,
+        count=1,
+    )) }}
+{% endmacro %}

@@ -70,10 +70,10 @@
         run's limits, events and cookie changes), whatever the format of the
         permanent tables. Plain Parquet: no snapshot, manifest or log to
         write for a table the next run drops; Spark's session catalog keeps
-        Parquet tables beside Iceberg's and Delta's. The window's table is
-        written without Parquet's dictionaries: event ids are unique and
-        cookies nearly so, and the writer fills a dictionary per column and
-        row group before it gives up on it (docs/performance.md). Dropped
+        Parquet tables beside Iceberg's and Delta's. Written without
+        Parquet's dictionaries: their event ids are unique and cookies
+        nearly so, and the writer fills a dictionary per column and row
+        group before it gives up on it (docs/performance.md). Dropped
         with PURGE: through Iceberg's session catalog a plain DROP TABLE of a
         Parquet table leaves its files, and the next CREATE fails on the
         leftover folder; Delta's catalog takes PURGE as well.
@@ -99,7 +99,7 @@
     {{ return({
         'scratch': {
             'file_format': 'parquet',
-            'write_config': {'options': {'parquet.enable.dictionary': 'false'}},
+            'options': {'parquet.enable.dictionary': 'false'},
             'drop_clause': 'purge',
         },
         'iceberg': {
@@ -131,24 +131,13 @@
         has no options config. The kept and lookup tables are as on Spark.
     -#}
     {%- set storage = default__storage(write_mode) -%}
-    {%- do storage.update({'scratch': {'file_format': 'delta', 'write_config': {}, 'drop_clause': ''}}) -%}
+    {%- do storage.update({'scratch': {'file_format': 'delta', 'options': {}, 'drop_clause': ''}}) -%}
     {{ return(storage) }}
 {% endmacro %}
 
 
 {% macro visitor_lookup_scratch_file_format() %}
     {{ return(visitor_lookup_storage(none)['scratch']['file_format']) }}
-{% endmacro %}
-
-
-{% macro visitor_lookup_scratch_write_config() %}
-    {#-
-        Config arguments of base_events_this_run, the per-run table that
-        holds every event of the window, for its write. The model passes
-        them on as config(**...), so an adapter that has no such config key
-        never sees it.
-    -#}
-    {{ return(visitor_lookup_storage(none)['scratch']['write_config']) }}
 {% endmacro %}
 
 
@@ -174,13 +163,17 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_table_properties(kind='kept') %}
+{% macro visitor_lookup_table_properties(kind='kept', configured=none) %}
     {#-
         Table properties set when a table is created, from the storage
         mapping for the models' table format: those of every table the
         project keeps, and for kind 'lookup' those of the lookup tables
-        added (with visitor_lookup__lookup_write_mode); none when there are
-        none.
+        added (with visitor_lookup__lookup_write_mode); then a model's
+        tblproperties config (`configured`, a host's dbt_project.yml or the
+        model's config) over them. The lookup tables' write mode is the
+        var's alone, and the project's own `visitor_lookup.` properties are
+        its machinery's: a config that sets either otherwise stops the run.
+        None when there are none.
     -#}
     {%- set write_mode = visitor_lookup_lookup_write_mode() if kind == 'lookup' else none -%}
     {%- set properties = visitor_lookup_storage(write_mode)[visitor_lookup_table_format()] -%}
@@ -189,5 +182,23 @@
     {%- if kind == 'lookup' -%}
         {%- do chosen.update(properties['lookup']) -%}
     {%- endif -%}
+    {%- for name, configured_value in (configured or {}).items() -%}
+        {#- YAML's true and false are booleans; a table property is text, and Spark's booleans lower case. -#}
+        {%- set value = (configured_value | string | lower) if configured_value is boolean else configured_value | string -%}
+        {%- if kind == 'lookup' and name in properties['lookup'] and value != chosen[name] -%}
+            {%- do exceptions.raise_compiler_error(
+                "Visitor lookup: the tblproperties config of " ~ model.name ~ " sets '" ~ name ~ "' = '"
+                ~ value ~ "', but the lookup tables' write mode gives '" ~ chosen[name] ~ "': choose it "
+                ~ "with var visitor_lookup__lookup_write_mode (merge-on-read or copy-on-write) and leave "
+                ~ "'" ~ name ~ "' out of tblproperties."
+            ) -%}
+        {%- elif (name | string | lower).startswith('visitor_lookup.') -%}
+            {%- do exceptions.raise_compiler_error(
+                "Visitor lookup: the tblproperties config of " ~ model.name ~ " sets '" ~ name ~ "'; "
+                ~ "properties named visitor_lookup.* are the project's own: leave them out of tblproperties."
+            ) -%}
+        {%- endif -%}
+        {%- do chosen.update({name | string: value}) -%}
+    {%- endfor -%}
     {{ return(chosen or none) }}
 {% endmacro %}

@@ -13,7 +13,6 @@
         schema=visitor_lookup_schema(),
         file_format=visitor_lookup_scratch_file_format(),
         post_hook="{{ visitor_lookup_log_window(this) }}",
-        **visitor_lookup_scratch_write_config()
     )
 }}
 
