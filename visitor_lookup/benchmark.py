@@ -437,12 +437,10 @@ def machine() -> dict[str, str | int]:
 
 def stack() -> dict[str, str]:
     """The versions a figure was measured on, so that two lines' results can be told apart."""
-    from visitor_lookup.spark_home import spark_line
+    from visitor_lookup.spark_home import java_version, spark_line
 
     line, spec = spark_line()
-    java_home = os.environ.get("JAVA_HOME")
-    java_bin = str(Path(java_home, "bin", "java")) if java_home else "java"  # the one Spark starts
-    java = subprocess.run([java_bin, "-version"], capture_output=True, text=True, check=True).stderr
+    java = java_version()
     return {
         "spark": importlib.metadata.version("pyspark"),
         "spark_line": line,

@@ -56,12 +56,16 @@ def class_archive() -> Path:
     return Path(sys.prefix) / "spark-classes.jsa"
 
 
+def java_version() -> str:
+    """What `java -version` says of the Java pyspark starts: JAVA_HOME's when it is set, else PATH's."""
+    command = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if os.environ.get("JAVA_HOME") else "java"
+    return subprocess.run([command, "-version"], capture_output=True, text=True, check=False).stderr
+
+
 def classpath_fingerprint() -> str:
     """What an archive is valid for: the jars on Spark's classpath (name, size, time) and the Java."""
     jars = sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"))
-    # The Java pyspark starts: JAVA_HOME's when it is set, else the one on PATH.
-    command = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if os.environ.get("JAVA_HOME") else "java"
-    java = subprocess.run([command, "-version"], capture_output=True, text=True, check=False).stderr
+    java = java_version()
     stats = [f"{jar.name} {jar.stat().st_size} {jar.stat().st_mtime_ns}" for jar in jars]
     return "\n".join([java.strip(), *stats]) + "\n"
 
