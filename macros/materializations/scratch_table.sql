@@ -29,8 +29,7 @@
     {%- set options = {} -%}
     {%- do options.update(visitor_lookup_storage(none)['scratch']['options']) -%}
     {%- do options.update(config.get('options') or {}) -%}
-    {%- set properties = {} -%}
-    {%- do properties.update(config.get('tblproperties') or {}) -%}
+    {%- set properties = visitor_lookup_configured_properties(config.get('tblproperties')) -%}
     {{ run_hooks(pre_hooks) }}
     {%- set shape = local_md5(tojson([
         target_relation | string, config.get('file_format'), options, config.get('location_root'),

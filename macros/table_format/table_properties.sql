@@ -182,9 +182,7 @@
     {%- if kind == 'lookup' -%}
         {%- do chosen.update(properties['lookup']) -%}
     {%- endif -%}
-    {%- for name, configured_value in (configured or {}).items() -%}
-        {#- YAML's true and false are booleans; a table property is text, and Spark's booleans lower case. -#}
-        {%- set value = (configured_value | string | lower) if configured_value is boolean else configured_value | string -%}
+    {%- for name, value in visitor_lookup_configured_properties(configured).items() -%}
         {%- if kind == 'lookup' and name in properties['lookup'] and value != chosen[name] -%}
             {%- do exceptions.raise_compiler_error(
                 "Visitor lookup: the tblproperties config of " ~ model.name ~ " sets '" ~ name ~ "' = '"
@@ -192,13 +190,29 @@
                 ~ "with var visitor_lookup__lookup_write_mode (merge-on-read or copy-on-write) and leave "
                 ~ "'" ~ name ~ "' out of tblproperties."
             ) -%}
-        {%- elif (name | string | lower).startswith('visitor_lookup.') -%}
+        {%- endif -%}
+        {%- do chosen.update({name: value}) -%}
+    {%- endfor -%}
+    {{ return(chosen or none) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_configured_properties(configured) %}
+    {#-
+        A model's tblproperties config as table properties, for the kept and
+        the per-run tables alike: names and values as text (YAML's true and
+        false lower case, as Spark's booleans). A property named
+        visitor_lookup.* is the project's machinery's and stops the run.
+    -#}
+    {%- set properties = {} -%}
+    {%- for name, value in (configured or {}).items() -%}
+        {%- if (name | string | lower).startswith('visitor_lookup.') -%}
             {%- do exceptions.raise_compiler_error(
                 "Visitor lookup: the tblproperties config of " ~ model.name ~ " sets '" ~ name ~ "'; "
                 ~ "properties named visitor_lookup.* are the project's own: leave them out of tblproperties."
             ) -%}
         {%- endif -%}
-        {%- do chosen.update({name | string: value}) -%}
+        {%- do properties.update({name | string: (value | string | lower) if value is boolean else value | string}) -%}
     {%- endfor -%}
-    {{ return(chosen or none) }}
+    {{ return(properties) }}
 {% endmacro %}
