@@ -55,15 +55,23 @@
             {%- endif %}
             {{- location_clause() }}
             as
-            {{ compiled_code }}
+            select {{ action_merge_columns() | join(', ') }}
+            from (
+                {{ compiled_code }}
+            ) as changes
+            where merge_action != 'delete'
         {%- endcall -%}
     {%- else -%}
         {%- do action_merge_apply(existing, compiled_code, config.require('unique_key'),
             config.get('incremental_predicates')) -%}
     {%- endif -%}
+    {%- if config.get('meta', {}).get('visitor_lookup_table_properties') == 'lookup' -%}
+        {%- do visitor_lookup_compact_when_fragmented(target_relation) -%}
+    {%- endif -%}
     {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing, full_refresh)) -%}
     {%- do persist_docs(target_relation, model) -%}
     {{ run_hooks(post_hooks) }}
+    {%- do action_merge_report(target_relation) -%}
     {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
 
@@ -110,7 +118,7 @@
         {{ return('') }}
     {%- endif -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
-    {%- set columns = model.columns.keys() | map('lower') | reject('equalto', 'merge_action') | list -%}
+    {%- set columns = action_merge_columns() -%}
     {%- set predicates = [] + (incremental_predicates or []) -%}
     {%- for key in keys -%}
         {%- do predicates.append('target.' ~ key ~ ' = source.' ~ key) -%}
@@ -145,6 +153,12 @@
         {%- endcall -%}
     {%- endif -%}
     {%- do adapter.dispatch('action_merge_clear_changes', 'visitor_lookup')(target) -%}
+{% endmacro %}
+
+
+{% macro action_merge_columns() %}
+    {#- The table's columns: the model's documented ones, in their order (a test holds every built column documented). -#}
+    {{ return(model.columns.keys() | map('lower') | reject('equalto', 'merge_action') | list) }}
 {% endmacro %}
 
 
@@ -278,8 +292,7 @@
 {% macro action_merge_store_changes(inserted, updated, deleted) %}
     {#-
         Keep what the merge is about to change in the model's context as its
-        result, for action_merge_report to add what the model's other
-        post-hooks did.
+        result, for action_merge_report to add what compaction did.
     -#}
     {%- do visitor_lookup_carry(model.name, {'inserted': inserted, 'updated': updated, 'deleted': deleted}) -%}
     {%- for name in ['action_merge_changes', 'main'] -%}
@@ -295,7 +308,7 @@
 
 {% macro action_merge_report(relation) %}
     {#-
-        Last post-hook of a model merged with action_merge:
+        Called by action_merge after the model's post-hooks:
         the model's result, which dbt prints in its line for the model and
         keeps in run_results.json and in on-run-end's results, says what the
         run changed in the table, e.g. '12 inserted, 3 updated, 0 deleted'

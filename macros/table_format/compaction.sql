@@ -3,8 +3,9 @@
     file and delete files or deletion vectors (to each partition it touches,
     when the tables are partitioned), and a run of thousands of cookies touches every partition:
     without compaction each run reads more small files than the last
-    (docs/performance.md). A post-hook of each lookup model calls
-    visitor_lookup_compact_when_fragmented(this) after its merge.
+    (docs/performance.md). action_merge calls
+    visitor_lookup_compact_when_fragmented after the merge of each model
+    with the lookup table properties (meta visitor_lookup_table_properties).
 -#}
 
 {% macro visitor_lookup_compact_when_fragmented(relation) %}

@@ -78,9 +78,7 @@ touches as (
 )
 
 select
-    {% if visitor_lookup_is_incremental() -%}
     merge_action,
-    {% endif -%}
     visitor_cookie_id,
     earliest_landed,
     user_changed_from,

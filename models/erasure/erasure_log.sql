@@ -46,9 +46,7 @@ requests_done as (
 )
 
 select
-    {% if visitor_lookup_is_incremental() -%}
     'insert' as merge_action,
-    {% endif -%}
     request_id,
     requested_at,
     current_timestamp() as erased_at,

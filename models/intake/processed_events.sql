@@ -15,7 +15,6 @@
     config(
         materialized='action_merge',
         schema=visitor_lookup_schema(),
-        post_hook="{{ action_merge_report(this) }}",
         unique_key='event_id',
         tags=['visitor_lookup_incremental'],
     )
@@ -211,9 +210,7 @@ changes as (
 )
 
 select
-    {% if visitor_lookup_is_incremental() -%}
     merge_action,
-    {% endif -%}
     event_id,
     visitor_cookie_id,
     user_id,
@@ -225,8 +222,6 @@ select
     {{ limits.run_number }} as run_number,
     xxhash64(event_id) as event_key
 from changes
--- a full build has no stored row to delete
-where {{ 'true' if visitor_lookup_is_incremental() else "merge_action != 'delete'" }}
 -- a full build writes its rows in landed order, so that each file holds a
 -- stretch of time: a run that recomputes the touched cookies from an instant
 -- on reads only the files since then (their statistics skip the others)

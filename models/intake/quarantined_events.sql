@@ -12,7 +12,6 @@
     config(
         materialized='action_merge',
         schema=visitor_lookup_schema(),
-        post_hook="{{ action_merge_report(this) }}",
         unique_key='quarantine_key',
         tags=['visitor_lookup_incremental'],
     )
@@ -138,9 +137,7 @@ changes as (
 )
 
 select
-    {% if visitor_lookup_is_incremental() -%}
     merge_action,
-    {% endif -%}
     quarantine_key,
     event_id,
     visitor_cookie_id,

@@ -11,10 +11,6 @@
         unique_key=['vcid_first_two', 'visitor_cookie_id'],
         partition_by=visitor_lookup_lookup_partition_by(),
         meta={'visitor_lookup_table_properties': 'lookup'},
-        post_hook=[
-            "{{ visitor_lookup_compact_when_fragmented(this) }}",
-            "{{ action_merge_report(this) }}",
-        ],
         tags=['visitor_lookup_incremental'],
     )
 }}
@@ -105,9 +101,7 @@ first_date_changes as (
 )
 
 select
-    {% if visitor_lookup_is_incremental() -%}
     merge_action,
-    {% endif -%}
     visitor_cookie_id,
     first_date,
     {{ visitor_lookup_utc_date('first_date') }} as first_day,

@@ -16,10 +16,6 @@
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         partition_by=visitor_lookup_lookup_partition_by(),
         meta={'visitor_lookup_table_properties': 'lookup'},
-        post_hook=[
-            "{{ visitor_lookup_compact_when_fragmented(this) }}",
-            "{{ action_merge_report(this) }}",
-        ],
         tags=['visitor_lookup_incremental'],
     )
 }}
@@ -205,9 +201,7 @@ keyed_changes as (
 )
 
 select
-    {% if visitor_lookup_is_incremental() -%}
     merge_action,
-    {% endif -%}
     visitor_cookie_id,
     user_id,
     valid_start_date,

@@ -17,6 +17,7 @@
 
 {{ action_merge_nothing_to_merge(visitor_lookup_is_incremental()) }}
 select
+    'insert' as merge_action,
     cast(null as string) as model,  -- noqa: RF04
     cast(null as timestamp) as last_success,
     cast(null as bigint) as last_run_number
