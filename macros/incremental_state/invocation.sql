@@ -8,6 +8,9 @@
         A dict that lives as long as the invocation: dbt hands every hook and
         model the same `graph`, so a fact read once (a setting, a schema's
         tables) is kept there instead of being queried again by each model.
+        dbt documents no store of its own for that; this is the one place
+        that writes into `graph`, and test_run_history fails where a dbt
+        stops sharing it (each run's counts are carried through it).
     -#}
     {%- if 'visitor_lookup' not in graph -%}
         {%- do graph.update({'visitor_lookup': {}}) -%}
@@ -100,7 +103,7 @@
     {%- set manifest = visitor_lookup_existing(visitor_lookup_model_relation('incremental_manifest')) -%}
     {%- set retention_days = visitor_lookup_snapshot_retention_days() -%}
     {#- dbt's listing of the schema has an Iceberg table's properties, table_type among them. -#}
-    {%- set age_manifest = manifest is not none and 'table_type=ICEBERG' in (manifest.information or '')
+    {%- set age_manifest = manifest is not none and visitor_lookup_listed_property(manifest, 'table_type') == 'ICEBERG'
         and retention_days is not none and visitor_lookup_changes_state() -%}
     {#- Only the limits model reads them, and only where it runs: not for a host project's own models. -#}
     {%- set previous_limits = visitor_lookup_existing(visitor_lookup_model_relation('base_new_event_limits'))

@@ -253,15 +253,15 @@
         The folder of a model's change sets: the table's own folder, as
         dbt's listing of the schema gives it, with __dbt_changes added.
     -#}
-    {%- set found = modules.re.search('^Location: (.+)$', target.information or '', modules.re.M) -%}
-    {%- if found is none -%}
+    {%- set location = visitor_lookup_listed_location(target) -%}
+    {%- if location is none -%}
         {{ exceptions.raise_compiler_error(
             "Visitor lookup: dbt's listing of schema " ~ target.schema ~ " gives no location for " ~ target
             ~ ", where the change set of its merge is written beside it. Nothing was changed; "
             ~ "run again, and if this repeats, the catalog is one the project does not support yet."
         ) }}
     {%- endif -%}
-    {{ return(found.group(1) | trim ~ '__dbt_changes') }}
+    {{ return(location ~ '__dbt_changes') }}
 {% endmacro %}
 
 

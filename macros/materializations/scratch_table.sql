@@ -37,7 +37,7 @@
     ])) -%}
     {%- do properties.update({'visitor_lookup.shape': shape}) -%}
     {%- if existing is not none and existing.is_table
-        and ('visitor_lookup.shape=' ~ shape) in (existing.information or '') -%}
+        and visitor_lookup_listed_property(existing, 'visitor_lookup.shape') == shape -%}
         {%- call statement('main') -%}
             insert overwrite table {{ target_relation }}
             {{ typed_query }}

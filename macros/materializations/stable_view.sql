@@ -47,8 +47,9 @@
 
 {% macro stable_view_digest(existing) %}
     {#- The definition digest a view holds, or none. -#}
-    {%- if ('visitor_lookup.definition=') in (existing.information or '') -%}
-        {{ return(modules.re.search('visitor_lookup[.]definition=([0-9a-f]+)', existing.information).group(1)) }}
+    {%- set listed = visitor_lookup_listed_property(existing, 'visitor_lookup.definition') -%}
+    {%- if listed is not none -%}
+        {{ return(listed) }}
     {%- endif -%}
     {%- set stored = run_query("show tblproperties " ~ existing ~ " ('visitor_lookup.definition')").rows
         | map('last') | list -%}

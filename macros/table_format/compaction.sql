@@ -91,12 +91,14 @@
         metadata is counted.
     -#}
     {%- set listed = load_cached_relation(relation) -%}
-    {%- set information = (listed.information or '') if listed is not none else '' -%}
-    {%- set summary = modules.re.search('current-snapshot-summary=({[^}]*})', information) -%}
-    {%- if summary is none or 'default-partition-spec=' in information -%}
+    {%- if listed is none -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set totals = fromjson(summary.group(1)) -%}
+    {%- set summary = visitor_lookup_listed_property(listed, 'current-snapshot-summary') -%}
+    {%- if summary is none or visitor_lookup_listed_property(listed, 'default-partition-spec') is not none -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set totals = fromjson(summary) -%}
     {%- set merged = visitor_lookup_carried(model.name, {}) -%}
     {{ return({
         'files': (totals.get('total-data-files', 0) | int) + (totals.get('total-delete-files', 0) | int)

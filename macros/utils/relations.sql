@@ -135,9 +135,9 @@
         schema (the relation's information) with no statement, or where the
         listing gives none, from DESCRIBE.
     -#}
-    {%- set listed = modules.re.findall('^ \|-- ([^:]+):', relation.information or '', modules.re.M) -%}
+    {%- set listed = visitor_lookup_listed_columns(relation) -%}
     {%- if listed -%}
-        {{ return(listed | map('lower') | list) }}
+        {{ return(listed) }}
     {%- endif -%}
     {{ return(adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list) }}
 {% endmacro %}

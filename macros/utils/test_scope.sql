@@ -48,8 +48,8 @@
     {%- set rows = relation -%}
     {%- set stored = adapter.get_relation(relation.database, relation.schema, relation.identifier)
         if execute and where == '__visitor_lookup_stored_events__' else none -%}
-    {%- set information = (stored.information or '') if stored is not none else '' -%}
-    {%- if 'table_type=ICEBERG' in information and ' |-- event_key:' in information -%}
+    {%- if stored is not none and visitor_lookup_listed_property(stored, 'table_type') == 'ICEBERG'
+        and 'event_key' in visitor_lookup_listed_columns(stored) -%}
         {#-
             As processed_events finds the stored copies of its events
             (stored_rows_iceberg, dispatched by its package's name, which
