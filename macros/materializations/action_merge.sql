@@ -36,6 +36,8 @@
     {%- set target_relation = this.incorporate(type='table') -%}
     {%- set existing = load_cached_relation(this) -%}
     {%- set full_refresh = should_full_refresh() -%}
+    {#- 'lookup' for the lookup tables: their write mode, and compaction after each merge. -#}
+    {%- set table_properties = config.get('meta', {}).get('visitor_lookup_table_properties', 'kept') -%}
     {{ run_hooks(pre_hooks) }}
     {%- if existing is none or existing.is_view or full_refresh -%}
         {#- Delta replaces a table in place (its history stays); other formats drop it first. -#}
@@ -46,9 +48,7 @@
         {%- set partition_by = config.get('partition_by') -%}
         {%- call statement('main') -%}
             create {{- ' or replace' if replace }} table {{ target_relation }}
-            {{ visitor_lookup_kept_table_options(
-                config.get('meta', {}).get('visitor_lookup_table_properties', 'kept'), config.get('tblproperties')
-            ) }}
+            {{ visitor_lookup_kept_table_options(table_properties, config.get('tblproperties')) }}
             {{- options_clause() }}
             {%- if partition_by %}
             partitioned by ({{ partition_by | join(', ') }})
@@ -65,7 +65,7 @@
         {%- do action_merge_apply(existing, compiled_code, config.require('unique_key'),
             config.get('incremental_predicates')) -%}
     {%- endif -%}
-    {%- if config.get('meta', {}).get('visitor_lookup_table_properties') == 'lookup' -%}
+    {%- if table_properties == 'lookup' -%}
         {%- do visitor_lookup_compact_when_fragmented(target_relation) -%}
     {%- endif -%}
     {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing, full_refresh)) -%}
