@@ -4,7 +4,7 @@ with quarantined as (
     select
         invalid_reason,
         loaded_at
-    from {{ ref('quarantined_events') }}
+    from {{ ref('visitor_lookup', 'quarantined_events') }}
 )
 
 select

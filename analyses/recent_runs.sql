@@ -2,7 +2,8 @@
 -- found and what it changed; failed runs name what failed. The last 20:
 -- dbt show --select recent_runs --limit 20
 -- The on-run-end hook keeps the table beside the manifest.
-{%- set runs_relation = ref('incremental_manifest').incorporate(path={'identifier': 'visitor_lookup_runs'}) %}
+{%- set manifest_relation = ref('visitor_lookup', 'incremental_manifest') %}
+{%- set runs_relation = manifest_relation.incorporate(path={'identifier': 'visitor_lookup_runs'}) %}
 
 with runs as (
     select

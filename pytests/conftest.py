@@ -136,7 +136,9 @@ class Scenario:
         schema = re.sub(r"[^a-z0-9]+", "_", name.lower())
         if len(schema) > 60:
             schema = f"{schema[:51]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
-        self.schema = "t_" + schema
+        self.target_schema = "t_" + schema
+        # Where the models are: dbt's default custom schema of visitor_lookup__schema's default.
+        self.schema = f"{self.target_schema}_visitor_lookup"
         self.events_dir = workdir / "events"
         self.events_dir.mkdir(parents=True)
         self.target_dir = workdir / "target"
@@ -204,11 +206,6 @@ class Scenario:
             if current.exists():
                 kept.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(current, kept)
-
-    @property
-    def target_schema(self) -> str:
-        """The schema dbt's target names; the models are built in it (`schema`, where they are read)."""
-        return self.schema
 
     def logged(self, fragment: str) -> list[str]:
         return [line for line in self.log_lines if fragment in line]

@@ -126,20 +126,15 @@ class TableScenario(Scenario):
     def __init__(self, name: str, workdir: Path, timestamp_type: str = "timestamp") -> None:
         super().__init__(name, workdir)
         self.project_dir = HOST
-        self.host_schema = self.schema
-        self.schema = f"{self.host_schema}_lookup"
-        self.events_table = f"{self.host_schema}_web.pageviews"
+        self.schema = f"{self.target_schema}_lookup"  # visitor_lookup__schema below
+        self.events_table = f"{self.target_schema}_web.pageviews"
         # the suite's Spark, started by dbt from the profile if no test has yet
         self.dbt("show", "--inline", "select 1 as one")
-        self.sql(f"create database if not exists {self.host_schema}_web")
+        self.sql(f"create database if not exists {self.target_schema}_web")
         self.sql(
             f"create table {self.events_table} (event_id string, visitor_cookie_id string, user_id string, "
             f"landed {timestamp_type}, loaded_at {timestamp_type}) using parquet"
         )
-
-    @property
-    def target_schema(self) -> str:
-        return self.host_schema
 
     def write_events(self, events: Iterable[Raw]) -> Path:
         path = super().write_events(events)
@@ -150,7 +145,7 @@ class TableScenario(Scenario):
 
     def dbt(self, *args: str, vars: dict | None = None, ok: bool = True) -> dbtRunnerResult:
         package_vars = {
-            "visitor_lookup__events_schema": f"{self.host_schema}_web",
+            "visitor_lookup__events_schema": f"{self.target_schema}_web",
             "visitor_lookup__schema": "lookup",
         }
         return super().dbt(*args, vars={**(vars or {}), **package_vars}, ok=ok)

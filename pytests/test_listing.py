@@ -15,7 +15,7 @@ def listed(scenario: Scenario, name: str, properties: list[str]) -> dict:
     string literal: Spark would unescape the JSON's backslashes)."""
     facts = ", ".join(f'"{p}": visitor_lookup_listed_property(r, "{p}")' for p in properties)
     inline = (
-        f"{{% set r = adapter.get_relation(target.database, '{scenario.target_schema}', '{name}') %}}"
+        f"{{% set r = adapter.get_relation(target.database, '{scenario.schema}', '{name}') %}}"
         "select r'{{ tojson({'location': visitor_lookup_listed_location(r), "
         f"'columns': visitor_lookup_listed_columns(r), 'properties': {{{facts}}}}}) }}}}' as listed"
     )
@@ -27,7 +27,7 @@ def test_the_listing_macros_read_what_spark_says_of_each_relation(scenario: Scen
     (events,) = random_arrivals(seed=3, batches=1)
     scenario.write_events(events)
     scenario.dbt("run", vars=VARS)
-    schema = scenario.target_schema
+    schema = scenario.schema
     for name in ["processed_events", "base_events_this_run", "visitor_lookup"]:
         detail = {row[0]: row[1] for row in scenario.sql(f"describe table extended {schema}.{name}")}
         got = listed(scenario, name, [])

@@ -109,7 +109,8 @@ def test_random_batches_equal_the_reference_after_every_run(
     incremental = scenario.lookup_tables()
 
     # the same events in a single batch give the same tables
-    scenario.schema += "_one_batch"
+    scenario.target_schema += "_one_batch"
+    scenario.schema = f"{scenario.target_schema}_visitor_lookup"
     scenario.events_dir = scenario.events_dir.with_name("events_one_batch")
     scenario.events_dir.mkdir()
     scenario.write_table(WRITERS[preset]([row for batch in arrivals for row in batch], seed=seed))

@@ -92,7 +92,7 @@ class OwnProcess:
         self.env = {
             **os.environ,
             "VISITOR_LOOKUP_WAREHOUSE_DIR": str(workdir / "warehouse"),
-            "VISITOR_LOOKUP_SCHEMA": scenario.schema,
+            "VISITOR_LOOKUP_SCHEMA": scenario.target_schema,
             "VISITOR_LOOKUP_EVENTS_PATH": str(scenario.events_dir),
             "DBT_LOG_PATH": str(workdir / "logs"),
             "DBT_PROFILES_DIR": str(ROOT / "profiles"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import shutil
 from pathlib import Path
@@ -18,25 +19,16 @@ HOST = ROOT / "integration_tests"
 
 
 class HostScenario(Scenario):
-    """A scenario run from the host project: the package reads the events folder and writes its tables in
-    a schema of its own (<host schema>_lookup), both through vars; the host's own model stays in the host
-    schema."""
+    """A scenario run from the host project: the package reads the events folder (a var) and writes its
+    tables in the schema of its own it takes by default (<host schema>_visitor_lookup); the host's own
+    models stay in the host schema, the target's."""
 
     def __init__(self, name: str, workdir: Path) -> None:
         super().__init__(name, workdir)
         self.project_dir = HOST
-        self.host_schema = self.schema
-        self.schema = f"{self.host_schema}_lookup"  # visitor_lookup__schema below
-
-    @property
-    def target_schema(self) -> str:
-        return self.host_schema
 
     def dbt(self, *args: str, vars: dict | None = None, ok: bool = True) -> dbtRunnerResult:
-        package_vars = {
-            "visitor_lookup__events_path": str(self.events_dir),
-            "visitor_lookup__schema": "lookup",
-        }
+        package_vars = {"visitor_lookup__events_path": str(self.events_dir)}
         return super().dbt(*args, vars={**(vars or {}), **package_vars}, ok=ok)
 
 
@@ -83,12 +75,48 @@ def test_a_host_project_builds_the_package_exactly(host: HostScenario) -> None:
         assert host.lookup_tables() == expected
         current = {
             (row.visitor_cookie_id, row.user_id)
-            for row in host.spark.sql(f"select * from {host.host_schema}.current_cookie_users").collect()
+            for row in host.spark.sql(f"select * from {host.target_schema}.current_cookie_users").collect()
         }
         assert current == {
             (cookie, user) for cookie, user, _, _, is_current, _, _ in expected.visitor_lookup if is_current
         }
     host.dbt("test", vars=VARS)
+    # The host's own models named as tables of the package: built in the host's schema, as they say.
+    own = {
+        name: host.spark.sql(f"select * from {host.target_schema}.{name}").collect()
+        for name in ("user_mapping", "first_dates", "processed_events")
+    }
+    assert own == {
+        "user_mapping": [("u1", "acme")],
+        "first_dates": [("acme", dt.date(2024, 1, 1))],
+        "processed_events": [("o1", "acme")],
+    }
+
+
+def test_a_host_whose_models_share_the_packages_names_is_told_the_flag_that_keeps_them_apart(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    host = host_copy(request, tmp_path)
+    project = host.project_dir / "dbt_project.yml"
+    flag = "  require_ref_searches_node_package_before_root: true\n"
+    project.write_text(project.read_text().replace(flag, ""))
+    batch = random_arrivals(seed=61, batches=1)[0]
+    host.write_events(batch)
+
+    host.dbt("build", vars=VARS, ok=False)
+    assert host.logged(
+        "Visitor lookup: your project's model.visitor_lookup_integration_tests.first_dates, "
+        "model.visitor_lookup_integration_tests.processed_events, "
+        "model.visitor_lookup_integration_tests.user_mapping share(s) a name with the package's models, "
+        "and dbt gives the package's tests yours to read. Nothing was run. Add "
+        "require_ref_searches_node_package_before_root: true under flags: in your dbt_project.yml"
+    )
+    assert not host.spark.catalog.tableExists(f"{host.schema}.processed_events")
+    assert not host.spark.catalog.tableExists(f"{host.target_schema}.user_mapping")
+
+    project.write_text(project.read_text().replace("flags:\n", f"flags:\n{flag}"))
+    host.dbt("build", vars=VARS)
+    assert host.lookup_tables() == lookup_tables(processed_events(batch).values())
 
 
 def test_a_host_run_of_its_own_models_leaves_the_package_alone(host: HostScenario) -> None:
@@ -102,7 +130,7 @@ def test_a_host_run_of_its_own_models_leaves_the_package_alone(host: HostScenari
     assert sorted(host.table("visitor_lookup_runs")) == runs  # no row, no run number
     assert not host.logged("Visitor lookup: ")  # no lock, no erasure table, no expiry
     # the package's views keep their digest (stable_view); a host's own views are dbt's
-    properties = host.spark.sql(f"show tblproperties {host.host_schema}.current_cookie_users").collect()
+    properties = host.spark.sql(f"show tblproperties {host.target_schema}.current_cookie_users").collect()
     assert "visitor_lookup.definition" not in {row.key for row in properties}
     package_view = host.spark.sql(f"show tblproperties {host.schema}.visitor_lookup").collect()
     assert "visitor_lookup.definition" in {row.key for row in package_view}
@@ -113,7 +141,8 @@ def test_a_host_whose_generate_schema_name_moves_the_models_names_where_erasure_
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     # A copy of the host project whose generate_schema_name puts the package's models in
-    # <host schema>__lookup, where dbt's default custom schema (the source's) would say <host schema>_lookup.
+    # <host schema>__visitor_lookup, where dbt's default custom schema (the source's) would say
+    # <host schema>_visitor_lookup.
     host = host_copy(request, tmp_path)
     (host.project_dir / "macros").mkdir()
     (host.project_dir / "macros" / "generate_schema_name.sql").write_text(
@@ -121,14 +150,14 @@ def test_a_host_whose_generate_schema_name_moves_the_models_names_where_erasure_
         "    {{ target.schema ~ ('__' ~ custom_schema_name | trim if custom_schema_name else '') }}\n"
         "{%- endmacro %}\n"
     )
-    host.schema = f"{host.host_schema}__lookup"
+    host.schema = f"{host.target_schema}__visitor_lookup"
     batch = random_arrivals(seed=43, batches=1)[0]
     host.write_events(batch)
 
     host.dbt("run", vars=VARS, ok=False)
     assert host.logged(
         f"the package's tables are in schema {host.schema} (your generate_schema_name), but erasure_requests "
-        f"would be in {host.host_schema}_lookup. Set var visitor_lookup__erasure_requests_schema"
+        f"would be in {host.target_schema}_visitor_lookup. Set var visitor_lookup__erasure_requests_schema"
     )
     assert not host.spark.catalog.tableExists(f"{host.schema}.processed_events")
 

@@ -54,7 +54,7 @@ class ThriftScenario(Scenario):
         super().__init__(name, workdir)
         self.port = cluster.thrift_port
         self.target = cluster.dbt_target
-        self.events_schema = f"{self.schema}_web"
+        self.events_schema = f"{self.target_schema}_web"
         self.sql(f"create database if not exists {self.events_schema}")
         self.sql(
             f"create table {self.events_schema}.pageviews (event_id string, visitor_cookie_id string, "
@@ -215,7 +215,7 @@ class Started:
             env={
                 **os.environ,
                 "VISITOR_LOOKUP_THRIFT_PORT": str(scenario.port),
-                "VISITOR_LOOKUP_SCHEMA": scenario.schema,
+                "VISITOR_LOOKUP_SCHEMA": scenario.target_schema,
                 "DBT_LOG_PATH": str(scenario.target_dir.with_name(f"logs_{name}")),
             },
         )

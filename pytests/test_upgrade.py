@@ -18,6 +18,10 @@ from .test_lookup_properties import VARS, random_arrivals
 # The last commit whose models had the layout of version 0.1 (models/base/…, models/scd/) and the names
 # base_processed_events and base_quarantined_events, which the manifest's rows carry.
 BEFORE_THE_RENAME = "4c8f8e97aa28015398569ef3b47d67aaf15fd8f0"
+# Version 0.5.0, the last to build its tables in the target's schema by default.
+VERSION_0_5_0 = "fbea65d30077c82d361ba1f56099baa2ae50a5f2"
+# What a warehouse built before 0.6 sets, as the CHANGELOG says, to carry on where its tables are.
+WHERE_THEY_WERE = {**VARS, "visitor_lookup__schema": ""}
 
 
 def project_at(commit: str, folder: Path) -> Path:
@@ -41,6 +45,7 @@ def test_a_warehouse_built_before_the_models_took_their_tables_names_keeps_its_s
 ) -> None:
     arrivals = random_arrivals(seed=29, batches=4)
     seen: list[Raw] = []
+    scenario.schema = scenario.target_schema
     scenario.project_dir = project_at(BEFORE_THE_RENAME, tmp_path / "before")
     scenario.target_dir = tmp_path / "target_before"
     for batch in arrivals[:2]:
@@ -56,7 +61,7 @@ def test_a_warehouse_built_before_the_models_took_their_tables_names_keeps_its_s
     scenario.project_dir, scenario.target_dir = ROOT, tmp_path / "target"
     scenario.write_events(arrivals[2])
     seen += arrivals[2]
-    scenario.dbt("run", vars=VARS)
+    scenario.dbt("run", vars=WHERE_THEY_WERE)
 
     assert scenario.logged("Visitor lookup: Standard incremental run")
     assert_matches_reference(scenario, seen)
@@ -70,6 +75,45 @@ def test_a_warehouse_built_before_the_models_took_their_tables_names_keeps_its_s
     assert unfilled == [(0,)]
     scenario.write_events(arrivals[3])
     seen += arrivals[3]
-    scenario.dbt("run", vars=VARS)
+    scenario.dbt("run", vars=WHERE_THEY_WERE)
     assert_matches_reference(scenario, seen)
     assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+
+
+def test_a_warehouse_built_by_0_5_is_not_started_anew_and_carries_on_where_it_is(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    arrivals = random_arrivals(seed=59, batches=3)
+    seen: list[Raw] = []
+    new_schema, scenario.schema = scenario.schema, scenario.target_schema
+    scenario.project_dir = project_at(VERSION_0_5_0, tmp_path / "v0_5_0")
+    scenario.target_dir = tmp_path / "target_0_5_0"
+    for batch in arrivals[:2]:
+        scenario.write_events(batch)
+        seen += batch
+        scenario.dbt("run", vars=VARS)
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+    kept = {name: scenario.table_version(name) for name in INCREMENTAL_MODELS}
+    run_numbers = {row.last_run_number for row in scenario.table("incremental_manifest")}
+
+    # the new default puts the tables in a schema of their own: the first run stops rather than start anew
+    scenario.project_dir, scenario.target_dir = ROOT, tmp_path / "target"
+    scenario.write_events(arrivals[2])
+    seen += arrivals[2]
+    scenario.dbt("run", vars=VARS, ok=False)
+    assert scenario.logged(
+        f"the tables are built in schema {new_schema} (var visitor_lookup__schema), which has no manifest "
+        f"yet, but {scenario.target_schema}.incremental_manifest shows that an earlier version built them in "
+        f"the target's schema {scenario.target_schema}. Nothing was changed there. To carry on with those "
+        "tables, set visitor_lookup__schema to '' in your dbt_project.yml vars (CHANGELOG, 0.6.0)."
+    )
+    assert {name: scenario.table_version(name) for name in INCREMENTAL_MODELS} == kept
+    assert not scenario.spark.catalog.tableExists(f"{new_schema}.incremental_manifest")
+    assert not scenario.spark.catalog.tableExists(f"{new_schema}.processed_events")
+
+    # as the CHANGELOG says: the var set empty, the run carries on with the kept tables, exact
+    scenario.dbt("run", vars=WHERE_THEY_WERE)
+    assert_matches_reference(scenario, seen)
+    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
+    assert {row.last_run_number for row in scenario.table("incremental_manifest")} == {max(run_numbers) + 1}
+    scenario.dbt("test", vars=WHERE_THEY_WERE)

@@ -8,12 +8,12 @@
 {%- set through_query -%}
     with manifest as (
         select max(last_success) as processed_through
-        from {{ ref('incremental_manifest') }}
+        from {{ ref('visitor_lookup', 'incremental_manifest') }}
     ),
 
     run_limits as (
         select max(upper_limit) as upper_limit
-        from {{ ref('base_new_event_limits') }}
+        from {{ ref('visitor_lookup', 'base_new_event_limits') }}
     )
 
     -- one row, whatever the tables hold
@@ -32,7 +32,7 @@ with processed as (
     select
         event_id,
         loaded_at
-    from {{ ref('processed_events') }}
+    from {{ ref('visitor_lookup', 'processed_events') }}
 )
 
 select

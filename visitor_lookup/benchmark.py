@@ -293,7 +293,7 @@ class Bench:
                 cluster.thrift_port,
                 *(
                     f"insert overwrite directory '{exported / table}' using parquet "
-                    f"select {columns} from {schema}.{table}"
+                    f"select {columns} from {models_schema(schema)}.{table}"
                     for table, (_, columns) in COMPARED.items()
                 ),
             )
@@ -388,6 +388,12 @@ def differing_rows(spark: SparkSession, ours: str, theirs: str, columns: str) ->
     return spark.sql(query).collect()[0]["rows"]
 
 
+def models_schema(schema: str) -> str:
+    """Where the project builds its tables for a target schema: the default of visitor_lookup__schema, as
+    dbt's default custom schema names it (the peer and the floor are projects of their own, in `schema`)."""
+    return f"{schema}_visitor_lookup"
+
+
 def check(schema: str, peer: str, floor_events: Path, run_vars_json: str, thrift_export: Path | None) -> dict:
     """Differing rows between our tables and the peer's (and the thrift target's), and the floor, in the
     project's own Spark."""
@@ -399,12 +405,13 @@ def check(schema: str, peer: str, floor_events: Path, run_vars_json: str, thrift
     if not started.success:
         sys.exit("benchmark: could not start the project's Spark session for the check")
     spark = SparkSession.builder.getOrCreate()
+    tables = models_schema(schema)
     differing = {
-        ours: differing_rows(spark, f"{schema}.{ours}", f"{peer}.{theirs}", columns)
+        ours: differing_rows(spark, f"{tables}.{ours}", f"{peer}.{theirs}", columns)
         for ours, (theirs, columns) in COMPARED.items()
     }
     thrift = {
-        ours: differing_rows(spark, f"{schema}.{ours}", f"parquet.`{thrift_export / ours}`", columns)
+        ours: differing_rows(spark, f"{tables}.{ours}", f"parquet.`{thrift_export / ours}`", columns)
         for ours, (_, columns) in COMPARED.items()
         if thrift_export
     }

@@ -76,7 +76,6 @@ def main(argv: list[str] | None = None) -> None:
     warehouse.mkdir()
     os.environ["VISITOR_LOOKUP_EVENTS_PATH"] = str(events)
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(warehouse)
-    schema = os.environ.get("VISITOR_LOOKUP_SCHEMA", "visitor_lookup")
 
     end = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(minutes=1)
     days = 7.0
@@ -95,6 +94,9 @@ def main(argv: list[str] | None = None) -> None:
     (attribution,) = Path("target").glob("compiled/**/analyses/attribution_share_gained.sql")
     (recent_runs,) = Path("target").glob("compiled/**/analyses/recent_runs.sql")
 
+    # Where dbt built the tables (visitor_lookup__schema), as its manifest says.
+    nodes = json.loads(Path("target/manifest.json").read_text())["nodes"]
+    schema = nodes["model.visitor_lookup.visitor_lookup"]["schema"]
     spark = SparkSession.builder.getOrCreate()
     for title, query in SUMMARY.items():
         print(f"\n{title}")

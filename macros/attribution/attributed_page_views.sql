@@ -12,8 +12,8 @@
         page_views.user_id as event_user_id,
         lookup.user_id as lookup_user_id,
         coalesce(page_views.user_id, lookup.user_id) as attributed_user_id
-    from {{ ref('processed_events') }} as page_views
-    left join {{ ref('visitor_lookup') }} as lookup
+    from {{ ref('visitor_lookup', 'processed_events') }} as page_views
+    left join {{ ref('visitor_lookup', 'visitor_lookup') }} as lookup
         on
             page_views.visitor_cookie_id = lookup.visitor_cookie_id
             and page_views.landed between lookup.valid_start_date and lookup.valid_end_date

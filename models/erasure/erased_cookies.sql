@@ -14,8 +14,8 @@
     )
 }}
 
-{%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) -%}
-{%- set erasures_relation = ref('base_erased_events_this_run') -%}
+{%- set limits = visitor_lookup_run_limits(ref('visitor_lookup', 'base_new_event_limits')) -%}
+{%- set erasures_relation = ref('visitor_lookup', 'base_erased_events_this_run') -%}
 {#- Most runs erase nothing and the table is empty: then no MERGE at all. -#}
 {%- set touches = visitor_lookup_erasure_rows(erasures_relation, ['event', 'replaced'], with_erased_cookies=true) %}
 

@@ -16,11 +16,11 @@
     )
 }}
 
--- depends_on: {{ ref('processed_events') }}
--- depends_on: {{ ref('quarantined_events') }}
+-- depends_on: {{ ref('visitor_lookup', 'processed_events') }}
+-- depends_on: {{ ref('visitor_lookup', 'quarantined_events') }}
 
-{%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) -%}
-{%- set erasures_relation = ref('base_erased_events_this_run') -%}
+{%- set limits = visitor_lookup_run_limits(ref('visitor_lookup', 'base_new_event_limits')) -%}
+{%- set erasures_relation = ref('visitor_lookup', 'base_erased_events_this_run') -%}
 {%- set requests = visitor_lookup_erasure_rows(erasures_relation, ['request']) %}
 
 {{ action_merge_nothing_to_merge(requests == 0) }}

@@ -20,7 +20,7 @@
     )
 }}
 
-{%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) %}
+{%- set limits = visitor_lookup_run_limits(ref('visitor_lookup', 'base_new_event_limits')) %}
 
 with unprocessed_events as (
     select
@@ -29,7 +29,7 @@ with unprocessed_events as (
         landed,
         replaced_visitor_cookie_id,
         replaced_landed
-    from {{ ref('processed_events') }}
+    from {{ ref('visitor_lookup', 'processed_events') }}
     where run_number > {{ limits.confirmed_run_number }}
 ),
 
@@ -38,7 +38,7 @@ erased_cookies as (
         visitor_cookie_id,
         earliest_landed,
         user_changed_from
-    from {{ ref('erased_cookies') }}
+    from {{ ref('visitor_lookup', 'erased_cookies') }}
     where run_number > {{ limits.confirmed_run_number }}
 ),
 

@@ -16,9 +16,9 @@
     )
 }}
 
-{%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) -%}
+{%- set limits = visitor_lookup_run_limits(ref('visitor_lookup', 'base_new_event_limits')) -%}
 {%- set max_skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
-{%- set erasures_relation = ref('base_erased_events_this_run') -%}
+{%- set erasures_relation = ref('visitor_lookup', 'base_erased_events_this_run') -%}
 {%- set requests_relation = source('visitor_lookup_erasure', 'erasure_requests') -%}
 {%- set erasure = visitor_lookup_erasure_reads(erasures_relation) -%}
 {%- set events_source = source('visitor_lookup', 'pageviews') -%}

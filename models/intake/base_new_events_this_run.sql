@@ -15,7 +15,7 @@ with events_this_run as (
         vcid_first_two,
         invalid_reason,
         copy_rank
-    from {{ ref('base_events_this_run') }}
+    from {{ ref('visitor_lookup', 'base_events_this_run') }}
 )
 
 select

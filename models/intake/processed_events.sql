@@ -20,9 +20,9 @@
     )
 }}
 
--- depends_on: {{ ref('erased_cookies') }}
+-- depends_on: {{ ref('visitor_lookup', 'erased_cookies') }}
 
-{%- set limits = visitor_lookup_run_limits(ref('base_new_event_limits')) %}
+{%- set limits = visitor_lookup_run_limits(ref('visitor_lookup', 'base_new_event_limits')) %}
 {%- set columns = {
     'event_id': 'string',
     'visitor_cookie_id': 'string',
@@ -33,14 +33,14 @@
 } %}
 {#- No valid event in the window and nothing to erase: no statement, not even the key pass. -#}
 {%- set nothing_new = visitor_lookup_is_incremental() and visitor_lookup_window_holds('valid') == 0
-    and visitor_lookup_erasure_rows(ref('base_erased_events_this_run'), ['event', 'replaced']) == 0 %}
+    and visitor_lookup_erasure_rows(ref('visitor_lookup', 'base_erased_events_this_run'), ['event', 'replaced']) == 0 %}
 {{ action_merge_nothing_to_merge(nothing_new) }}
 
 {#- The stored rows this run compares with are those of its events' ids and of the erased ones. -#}
 {%- set keys_of_run_events -%}
-select xxhash64(event_id) from {{ ref('base_new_events_this_run') }}
+select xxhash64(event_id) from {{ ref('visitor_lookup', 'base_new_events_this_run') }}
 union all
-select xxhash64(event_id) from {{ ref('base_erased_events_this_run') }}
+select xxhash64(event_id) from {{ ref('visitor_lookup', 'base_erased_events_this_run') }}
 where kind in ('event', 'replaced')
 {%- endset %}
 
@@ -52,14 +52,14 @@ with new_events as (
         landed,
         loaded_at,
         vcid_first_two
-    from {{ ref('base_new_events_this_run') }}
+    from {{ ref('visitor_lookup', 'base_new_events_this_run') }}
 ),
 
 erasures as (
     select
         kind,
         event_id
-    from {{ ref('base_erased_events_this_run') }}
+    from {{ ref('visitor_lookup', 'base_erased_events_this_run') }}
     where kind in ('event', 'replaced')
 ),
 

@@ -17,16 +17,16 @@
     )
 }}
 
--- depends_on: {{ ref('base_erased_events_this_run') }}
--- depends_on: {{ ref('base_new_event_limits') }}
+-- depends_on: {{ ref('visitor_lookup', 'base_erased_events_this_run') }}
+-- depends_on: {{ ref('visitor_lookup', 'base_new_event_limits') }}
 
-{%- set upper_limit = visitor_lookup_run_limits(ref('base_new_event_limits')).upper_limit %}
+{%- set upper_limit = visitor_lookup_run_limits(ref('visitor_lookup', 'base_new_event_limits')).upper_limit %}
 {%- set earliest_held = visitor_lookup_start_facts()['earliest_held'] if execute else none %}
 {#- Nothing read, no held event the range now reaches, nothing to erase: no statement. -#}
 {{ action_merge_nothing_to_merge(
     visitor_lookup_is_incremental() and visitor_lookup_window_holds('read') == 0
     and (earliest_held is none or earliest_held > upper_limit)
-    and visitor_lookup_erasure_rows(ref('base_erased_events_this_run'), ['quarantined']) == 0
+    and visitor_lookup_erasure_rows(ref('visitor_lookup', 'base_erased_events_this_run'), ['quarantined']) == 0
 ) }}
 
 with invalid_events as (
@@ -37,7 +37,7 @@ with invalid_events as (
         landed,
         loaded_at,
         invalid_reason
-    from {{ ref('base_events_this_run') }}
+    from {{ ref('visitor_lookup', 'base_events_this_run') }}
     where invalid_reason is not null
 ),
 
@@ -97,14 +97,14 @@ new_events as (
 deleted_keys as (
     -- named by an erasure request
     select quarantine_key
-    from {{ ref('base_erased_events_this_run') }}
+    from {{ ref('visitor_lookup', 'base_erased_events_this_run') }}
     where kind = 'quarantined'
     union
     -- held for a loaded_at in the future that this run's range has now reached: the window read
     -- them as any other event
     select stored_events.quarantine_key
     from {{ this }} as stored_events
-    inner join {{ ref('base_new_event_limits') }} as window_limits
+    inner join {{ ref('visitor_lookup', 'base_new_event_limits') }} as window_limits
         on stored_events.loaded_at <= window_limits.upper_limit
     where stored_events.invalid_reason like 'loaded_at is more than % minutes in the future'
 ),

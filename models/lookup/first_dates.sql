@@ -15,7 +15,7 @@
     )
 }}
 
-{%- set changes_relation = ref('base_cookie_changes_this_run') -%}
+{%- set changes_relation = ref('visitor_lookup', 'base_cookie_changes_this_run') -%}
 {%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
 
 {{ action_merge_nothing_to_merge(visitor_lookup_is_incremental() and bounds.no_cookie_touched) }}
@@ -45,7 +45,7 @@ stored_events as (
     select
         visitor_cookie_id,
         landed
-    from {{ ref('processed_events') }}
+    from {{ ref('visitor_lookup', 'processed_events') }}
     where {{ bounds.earliest_removed_landed }} is not null
 ),
 

@@ -20,7 +20,7 @@
     )
 }}
 
-{%- set changes_relation = ref('base_cookie_changes_this_run') -%}
+{%- set changes_relation = ref('visitor_lookup', 'base_cookie_changes_this_run') -%}
 {%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
 
 {{ action_merge_nothing_to_merge(visitor_lookup_is_incremental() and bounds.no_user_changed) }}
@@ -57,7 +57,7 @@ stored_events_with_user as (
         visitor_cookie_id,
         user_id,
         landed
-    from {{ ref('processed_events') }}
+    from {{ ref('visitor_lookup', 'processed_events') }}
     where user_id is not null and landed >= {{ bounds.user_changed_from }}
 ),
 

@@ -15,12 +15,12 @@ with spans as (
         is_current,
         start_day,
         vcid_first_two
-    from {{ ref('visitor_lookup_spans') }}
+    from {{ ref('visitor_lookup', 'visitor_lookup_spans') }}
 ),
 
 watermark as (
     select max(landed) as processed_through
-    from {{ ref('processed_events') }}
+    from {{ ref('visitor_lookup', 'processed_events') }}
 )
 
 select

@@ -18,7 +18,7 @@
     )
 }}
 
-{%- set changes_relation = ref('base_cookie_changes_this_run') -%}
+{%- set changes_relation = ref('visitor_lookup', 'base_cookie_changes_this_run') -%}
 {%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
 
 {{ action_merge_nothing_to_merge(visitor_lookup_is_incremental() and bounds.no_cookie_touched) }}
@@ -34,7 +34,7 @@ cookie_first_dates as (
     select
         first_dates.visitor_cookie_id,
         first_dates.first_date
-    from {{ ref('first_dates') }} as first_dates
+    from {{ ref('visitor_lookup', 'first_dates') }} as first_dates
     {% if visitor_lookup_is_incremental() -%}
     inner join changes
         on first_dates.visitor_cookie_id = changes.visitor_cookie_id
@@ -51,7 +51,7 @@ cookie_user_rows as (
         row_number() over (
             partition by user_mapping.visitor_cookie_id order by user_mapping.valid_start_date
         ) as row_position
-    from {{ ref('user_mapping') }} as user_mapping
+    from {{ ref('visitor_lookup', 'user_mapping') }} as user_mapping
     {% if visitor_lookup_is_incremental() -%}
     inner join changes
         on user_mapping.visitor_cookie_id = changes.visitor_cookie_id

@@ -17,7 +17,7 @@
     )
 }}
 
-{%- set manifest = ref('incremental_manifest') -%}
+{%- set manifest = ref('visitor_lookup', 'incremental_manifest') -%}
 {%- if execute -%}
 {%- set resolved = visitor_lookup_resolve_run_limits(manifest, this) -%}
 {%- set events = source('visitor_lookup', 'pageviews') -%}
