@@ -16,7 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from visitor_lookup import generate
-from visitor_lookup.benchmark import assess_targets, chart_svg, new_events, target_line
+from visitor_lookup.benchmark.report import chart_svg
+from visitor_lookup.benchmark.runs import new_events
+from visitor_lookup.benchmark.targets import assess_targets, target_line
 from visitor_lookup.generate import write_batches
 
 from .conftest import ROOT, Scenario, table_format, ts

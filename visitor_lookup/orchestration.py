@@ -5,8 +5,8 @@ incremental set, whose run intake, merges and manifest update belong together.
     dagster dev -m visitor_lookup.orchestration    # prepares the dbt project (dbt parse) on start
 
 A subset of these assets materialised alone would merge a window that is not its run's: the project refuses
-it before any model runs, naming the selector to run instead (docs/design.md, "When a run dies, or a table
-vanishes").
+it before any model runs, naming the selector to run instead (docs/recovery.md, "When a run dies,
+or a table vanishes").
 """
 
 # No `from __future__ import annotations`: Dagster checks the context parameter's annotation as a type.

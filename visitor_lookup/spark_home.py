@@ -97,7 +97,7 @@ def make_class_archive(table_formats: list[str]) -> bool:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise ArchiveNotMade(
             f"the class archive could not be made ({last}); runs work without it, each JVM start "
-            "slower: see docs/design.md, 'Configuration in depth'"
+            "slower: see docs/configuration.md"
         )
     partial.rename(archive)
     stamp.write_text(fingerprint)

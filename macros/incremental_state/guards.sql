@@ -138,3 +138,34 @@
     {%- endif -%}
     {{ return('') }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_guard_selection() %}
+    {#-
+        A run that selects models of the incremental set must select the
+        run's intake with them (the limits and the window they read), or
+        what they merged would not be this run's window and the manifest
+        could not advance. Orchestrators that run one model per task hit
+        this first. dbt retry keeps the failed run's selection, so it passes.
+    -#}
+    {%- if not visitor_lookup_changes_state() -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set chosen = [] -%}
+    {%- for name in visitor_lookup_incremental_models() if visitor_lookup_selected(name) -%}
+        {%- do chosen.append(name) -%}
+    {%- endfor -%}
+    {%- set missing = [] -%}
+    {%- for name in ['base_new_event_limits', 'base_events_this_run'] if not visitor_lookup_selected(name) -%}
+        {%- do missing.append(name) -%}
+    {%- endfor -%}
+    {%- if chosen and missing -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: this invocation selects " ~ chosen | join(', ') ~ " of the incremental set "
+            ~ "without the run's intake (" ~ missing | join(', ') ~ "), so the manifest could not advance. "
+            ~ "Run the whole set in one invocation: dbt build --selector visitor_lookup_incremental "
+            ~ "(or select the models with their parents, +model)."
+        ) }}
+    {%- endif -%}
+    {{ return('') }}
+{% endmacro %}

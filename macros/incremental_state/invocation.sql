@@ -1,22 +1,8 @@
 {#-
-    What this dbt invocation is: whether it changes the project's state,
-    and facts read once per invocation and kept for its hooks and models.
+    What this dbt invocation is and does first and last: its hooks, whether
+    it changes the project's state, and the facts it reads once when it
+    starts (kept in invocation_cache.sql).
 -#}
-
-{% macro visitor_lookup_invocation_cache() %}
-    {#-
-        A dict that lives as long as the invocation: dbt hands every hook and
-        model the same `graph`, so a fact read once (a setting, a schema's
-        tables) is kept there instead of being queried again by each model.
-        dbt documents no store of its own for that; this is the one place
-        that writes into `graph`, and test_run_history fails where a dbt
-        stops sharing it (each run's counts are carried through it).
-    -#}
-    {%- if 'visitor_lookup' not in graph -%}
-        {%- do graph.update({'visitor_lookup': {}}) -%}
-    {%- endif -%}
-    {{ return(graph['visitor_lookup']) }}
-{% endmacro %}
 
 
 {% macro visitor_lookup_on_run_start() %}
@@ -204,51 +190,6 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_keep_fact(key, row) %}
-    {#-
-        What a model has just computed and is writing, kept under
-        visitor_lookup_fetch_once's key, so that the models after it do not
-        read it back. Renders nothing.
-    -#}
-    {%- do visitor_lookup_invocation_cache().update({key: row}) -%}
-    {{ return('') }}
-{% endmacro %}
-
-
-{% macro visitor_lookup_fetch_once(key, query) %}
-    {#-
-        The first row of a query about this run, run once per invocation
-        however many models ask for it, and kept in the invocation cache
-        under key. Only for what a model of this run wrote before any model
-        that asks runs (ref() orders them), and nothing changes after.
-    -#}
-    {%- set cache = visitor_lookup_invocation_cache() -%}
-    {%- if key not in cache -%}
-        {%- do cache.update({key: run_query(query).rows[0]}) -%}
-    {%- endif -%}
-    {{ return(cache[key]) }}
-{% endmacro %}
-
-
-{% macro visitor_lookup_carry(name, value) %}
-    {#-
-        Keep what a model found out (what it merged, that it has nothing to
-        merge) for the rest of the invocation: its strategy, its post-hooks
-        and the on-run-end hooks read it with visitor_lookup_carried. Only
-        while executing; parsing keeps nothing.
-    -#}
-    {%- if execute -%}
-        {%- do visitor_lookup_invocation_cache().setdefault('carried', {}).update({name: value}) -%}
-    {%- endif -%}
-{% endmacro %}
-
-
-{% macro visitor_lookup_carried(name, default=none) %}
-    {#- What visitor_lookup_carry kept under name in this invocation, or default. -#}
-    {{ return(visitor_lookup_invocation_cache().get('carried', {}).get(name, default)) }}
-{% endmacro %}
-
-
 {% macro visitor_lookup_state_models() %}
     {#- The models that keep state from run to run: the incremental set, the manifest, the erasure records. -#}
     {{ return(visitor_lookup_incremental_models()
@@ -277,35 +218,4 @@
         {{ return(true) }}
     {%- endfor -%}
     {{ return(false) }}
-{% endmacro %}
-
-
-{% macro visitor_lookup_guard_selection() %}
-    {#-
-        A run that selects models of the incremental set must select the
-        run's intake with them (the limits and the window they read), or
-        what they merged would not be this run's window and the manifest
-        could not advance. Orchestrators that run one model per task hit
-        this first. dbt retry keeps the failed run's selection, so it passes.
-    -#}
-    {%- if not visitor_lookup_changes_state() -%}
-        {{ return('') }}
-    {%- endif -%}
-    {%- set chosen = [] -%}
-    {%- for name in visitor_lookup_incremental_models() if visitor_lookup_selected(name) -%}
-        {%- do chosen.append(name) -%}
-    {%- endfor -%}
-    {%- set missing = [] -%}
-    {%- for name in ['base_new_event_limits', 'base_events_this_run'] if not visitor_lookup_selected(name) -%}
-        {%- do missing.append(name) -%}
-    {%- endfor -%}
-    {%- if chosen and missing -%}
-        {{ exceptions.raise_compiler_error(
-            "Visitor lookup: this invocation selects " ~ chosen | join(', ') ~ " of the incremental set "
-            ~ "without the run's intake (" ~ missing | join(', ') ~ "), so the manifest could not advance. "
-            ~ "Run the whole set in one invocation: dbt build --selector visitor_lookup_incremental "
-            ~ "(or select the models with their parents, +model)."
-        ) }}
-    {%- endif -%}
-    {{ return('') }}
 {% endmacro %}

@@ -1,0 +1,94 @@
+{% macro visitor_lookup_this_or_empty(columns) %}
+    {#-
+        What an incremental model has stored so far: the table itself, or on
+        the first build (and --full-refresh) an empty relation with the given
+        columns ({name: type}, in order), so one query serves both.
+    -#}
+    {%- if visitor_lookup_is_incremental() -%}
+        {{ return(this) }}
+    {%- endif -%}
+    {{ return(visitor_lookup_empty_relation(columns)) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_stored_rows(columns, key_column, keys) %}
+    {#-
+        The stored rows an incremental model compares with: those whose
+        key_column is among `keys` (a query of one column), and possibly
+        others, as the model joins on its own key anyway. On Iceberg only the
+        data files holding one of the keys are read (stored_rows_iceberg),
+        elsewhere the whole table; on the first build an empty relation with
+        the given columns ({name: type}, in order).
+    -#}
+    {%- if not visitor_lookup_is_incremental() -%}
+        {{ return(visitor_lookup_empty_relation(columns)) }}
+    {%- endif -%}
+    {%- set stored = adapter.get_relation(this.database, this.schema, this.identifier) -%}
+    {%- if visitor_lookup_table_format() != 'iceberg' or key_column not in visitor_lookup_stored_columns(stored) -%}
+        {{ return(this) }}
+    {%- endif -%}
+    {{ return(adapter.dispatch('stored_rows_iceberg', 'visitor_lookup')(stored, columns, key_column, keys)) }}
+{% endmacro %}
+
+
+{% macro default__stored_rows_iceberg(relation, columns, key_column, keys) %}
+    {#-
+        One statement reads the key column alone and names the data files
+        with a matching key (or a key not filled yet); the model then reads
+        those files directly, as Iceberg does not skip files by a filter on
+        _file. Data files are the table's rows only while it has no delete
+        files, so with any the whole table is read.
+    -#}
+    {%- set found -%}
+        select
+            to_json(collect_set(_file)) as data_files,
+            (select count(*) from {{ relation }}.delete_files) as delete_files
+        from {{ relation }}
+        where {{ key_column }} is null or {{ key_column }} in ({{ keys }})
+    {%- endset -%}
+    {%- set row = run_query(found).rows[0] -%}
+    {%- if row['delete_files'] > 0 -%}
+        {{ return(relation) }}
+    {%- endif -%}
+    {%- set data_files = fromjson(row['data_files']) | sort -%}
+    {%- if not data_files -%}
+        {{ return(visitor_lookup_empty_relation(columns)) }}
+    {%- endif -%}
+    {%- set rows_of_data_files -%}
+        (
+        {%- for data_file in data_files %}
+            select
+            {%- for name, type in columns.items() %}
+                cast({{ name }} as {{ type }}) as {{ name }}{{ ',' if not loop.last }}
+            {%- endfor %}
+            from parquet.`{{ data_file | replace('`', '``') }}`
+            {{- ' union all' if not loop.last }}
+        {%- endfor %}
+        )
+    {%- endset -%}
+    {{ return(rows_of_data_files) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_stored_columns(relation) %}
+    {#-
+        The lowercase column names of a table, from dbt's listing of its
+        schema (the relation's information) with no statement, or where the
+        listing gives none, from DESCRIBE.
+    -#}
+    {%- set listed = visitor_lookup_listed_columns(relation) -%}
+    {%- if listed -%}
+        {{ return(listed) }}
+    {%- endif -%}
+    {{ return(adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_empty_relation(columns) %}
+    {#- A relation with the given columns ({name: type}, in order) and no row. -#}
+    {%- set casts = [] -%}
+    {%- for name, type in columns.items() -%}
+        {%- do casts.append('cast(null as ' ~ type ~ ') as ' ~ name) -%}
+    {%- endfor -%}
+    {{ return('(select ' ~ casts | join(', ') ~ ' where false)') }}
+{% endmacro %}

@@ -1,0 +1,3 @@
+from visitor_lookup.benchmark.cli import main
+
+main()
