@@ -140,6 +140,7 @@ def test_the_exact_run_floor_skips_stored_ids_and_passes_its_own_test_when_a_new
 ) -> None:
     # the benchmark's yardstick: its first run stores the history, the timed one the events loaded after it
     scenario.project_dir = ROOT / "visitor_lookup" / "run_floor"
+    scenario.schema = scenario.target_schema  # a project of its own, in the target's schema
     scenario.write_events(
         [
             Raw("h1", "c1", "u1", ts("2026-01-02 10:00"), ts("2026-01-02 10:05")),
