@@ -17,10 +17,12 @@ import pytest
 
 from visitor_lookup.generate import write_batches
 from visitor_lookup.spark_home import (
+    SPARK_LINES,
     JarsNotFetched,
     check_iceberg_runtime,
     delta_coordinates,
     fetch_jars,
+    fetch_lone_jar,
     iceberg_coordinates,
     installed_table_formats,
     link_jars,
@@ -90,6 +92,31 @@ def test_the_linked_iceberg_runtime_is_maven_centrals_and_other_bytes_are_refuse
         check_iceberg_runtime([tampered])
     assert str(raised.value).startswith(f"{tampered} has SHA-256 "), raised.value
     assert str(raised.value).endswith("delete it and run bin/setup again"), raised.value
+
+
+def test_a_lone_jar_is_fetched_alone_and_other_bytes_are_refused(tmp_path: Path) -> None:
+    ((coordinates, sha256),) = SPARK_LINES["4.1"].lone_jars
+    jar = fetch_lone_jar(coordinates, sha256, tmp_path / "ivy")
+    assert jar == tmp_path / "ivy" / "jars" / "org.apache.hive_hive-llap-common-2.3.10.jar"
+    assert hashlib.sha256(jar.read_bytes()).hexdigest() == sha256
+    assert list(jar.parent.iterdir()) == [jar]  # none of its dependencies: Spark ships those
+    with pytest.raises(JarsNotFetched) as raised:
+        fetch_lone_jar(coordinates, "0" * 64, tmp_path / "other_ivy")
+    assert f"not the pinned {'0' * 64}" in str(raised.value)
+    assert not (tmp_path / "other_ivy" / "jars").exists()
+
+
+def test_hives_function_registry_loads_as_the_thrift_server_needs_it() -> None:
+    # The Thrift Server loads Hive's function registry when a session first needs it (some closing ones
+    # do), and the registry loads LlapSigner, which Spark 4 no longer ships (hive-llap-common, a lone jar).
+    load = (
+        "from pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.master('local[1]').getOrCreate()\n"
+        "spark._jvm.java.lang.Class.forName('org.apache.hadoop.hive.ql.exec.FunctionRegistry')\n"
+        "print('LOADED')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", load], capture_output=True, text=True, timeout=300)
+    assert "LOADED" in done.stdout, done.stderr[-3000:]
 
 
 def test_linking_replaces_every_earlier_link_and_skips_what_spark_ships_in_any_version(

@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +121,10 @@ class SparkLine:
     iceberg: str
     iceberg_sha256: str  # of the runtime jar, as Maven Central publishes it
     delta_artifact: str  # Delta's Spark artifact for this line and Scala
+    # Jars this line's pyspark no longer ships and its Thrift Server needs, each fetched alone (Maven
+    # coordinates, SHA-256 as Maven Central publishes it): Spark 4 dropped hive-llap-common, whose
+    # LlapSigner Hive's function registry loads when a session first needs it, as some closing ones do.
+    lone_jars: tuple[tuple[str, str], ...] = ()
 
 
 SPARK_LINES = {
@@ -134,6 +139,12 @@ SPARK_LINES = {
         iceberg="1.12.0",
         iceberg_sha256="3123c3798af642dd537230923548e013ef41cc28b6626e5225808cf5670a0f82",
         delta_artifact="delta-spark_4.1_2.13",
+        lone_jars=(
+            (
+                "org.apache.hive:hive-llap-common:2.3.10",
+                "34b9c057b4460b9930746ad663be14aee8a5b3676eeff62129301745072152d7",
+            ),
+        ),
     ),
 }
 
@@ -219,6 +230,30 @@ def fetch_jars(coordinates: str, ivy_dir: Path | None = None) -> list[Path]:
     return jars
 
 
+def fetch_lone_jar(coordinates: str, sha256: str, ivy_dir: Path | None = None) -> Path:
+    """One jar without its dependencies (Spark ships those), from Maven Central into Spark's Ivy cache
+    under the name Ivy gives it, its SHA-256 checked; a jar already there with those bytes is kept."""
+    group, artifact, version = coordinates.split(":")
+    jar = (ivy_dir or Path.home() / ".ivy2") / "jars" / f"{group}_{artifact}-{version}.jar"
+    if jar.exists() and hashlib.sha256(jar.read_bytes()).hexdigest() == sha256:
+        return jar
+    folder = f"{group.replace('.', '/')}/{artifact}/{version}"
+    url = f"https://repo1.maven.org/maven2/{folder}/{artifact}-{version}.jar"
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            data = response.read()
+    except OSError as error:
+        raise JarsNotFetched(
+            f"could not fetch {url} ({error}): check the network (or a proxy), or copy that jar into "
+            f"{Path(pyspark.__file__).parent / 'jars'}"
+        ) from None
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise JarsNotFetched(f"{url} has SHA-256 {hashlib.sha256(data).hexdigest()}, not the pinned {sha256}")
+    jar.parent.mkdir(parents=True, exist_ok=True)
+    jar.write_bytes(data)
+    return jar
+
+
 def unlink_jars(folder: Path | None = None) -> list[Path]:
     """Remove every jar an earlier set-up linked into pyspark's jars folder (or `folder`) and return
     what they linked to: pyspark ships none as a link, and those of another Spark line (after pip moved
@@ -256,11 +291,13 @@ def main() -> None:
         coordinates = ",".join([iceberg_coordinates(), *([delta_coordinates()] if delta else [])])
         jars = fetch_jars(coordinates)
         check_iceberg_runtime(jars)
+        jars += [fetch_lone_jar(*lone) for lone in spark_line()[1].lone_jars]
         link_jars(jars)
     except JarsNotFetched as error:
         link_jars(earlier)  # a set-up that could not fetch leaves the jars as they were
         sys.exit(f"visitor-lookup-prepare-spark: {error}")
-    print(f"{coordinates} and logging set up in {Path(pyspark.__file__).parent}", file=sys.stderr)
+    fetched = ",".join([coordinates, *(lone for lone, _ in spark_line()[1].lone_jars)])
+    print(f"{fetched} and logging set up in {Path(pyspark.__file__).parent}", file=sys.stderr)
     try:
         if make_class_archive(installed_table_formats()):
             print(f"Class archive for quicker JVM starts made: {class_archive()}", file=sys.stderr)
