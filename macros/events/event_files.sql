@@ -7,15 +7,19 @@
     contract's columns and types.
 -#}
 
-{% macro visitor_lookup_event_columns() -%}
-    {#- The columns a folder's files are read with and their types (visitor_lookup_event_layout), as a table's column list. -#}
+{% macro visitor_lookup_event_columns(numbers=[]) -%}
+    {#-
+        The columns a folder's files are read with and their types
+        (visitor_lookup_event_layout), as a table's column list; those named
+        in numbers as 64-bit numbers, as Spark reads nanosecond timestamps.
+    -#}
     {%- for name, type in visitor_lookup_event_layout().file_columns.items() -%}
-        {{ adapter.quote(name) }} {{ type }}{{ ', ' if not loop.last }}
+        {{ adapter.quote(name) }} {{ 'bigint' if name in numbers else type }}{{ ', ' if not loop.last }}
     {%- endfor -%}
 {%- endmacro %}
 
 
-{% macro visitor_lookup_events_read(events, written_after=none) %}
+{% macro visitor_lookup_events_read(events, written_after=none, nanosecond_files=none) %}
     {#-
         What the window reads the events from: a table source as it is; a
         folder through a temporary view with the contract's columns, created
@@ -25,25 +29,83 @@
         lists the folder when it is created, that is once per run. With
         written_after (timestamp text, 'YYYY-MM-DDTHH:MM:SS.ffffff'), a second view
         over the files modified after it, whose name is returned instead;
-        for a table source, none.
+        for a table source, none. The files of nanosecond_files (path: the
+        times it stores in nanoseconds) are read apart, those times as
+        numbers turned into microseconds, and the view is their union with
+        the other files.
     -#}
     {%- if not execute or events.schema != 'parquet' -%}
         {{ return(events if written_after is none else none) }}
     {%- endif -%}
     {%- set name = 'visitor_lookup_event_files' ~ ('' if written_after is none else '_written_since') -%}
+    {%- set options = {} if written_after is none else {'modifiedAfter': written_after} -%}
+    {%- set columns = visitor_lookup_event_layout().file_columns -%}
+    {%- if not nanosecond_files -%}
+        {%- do visitor_lookup_parquet_view(name, visitor_lookup_event_columns(), events.identifier, options) -%}
+        {{ return(name) }}
+    {%- endif -%}
+    {%- set names = [] -%}
+    {%- for path in nanosecond_files -%}
+        {%- do names.append(visitor_lookup_file_name(path)) -%}
+    {%- endfor -%}
+    {%- do visitor_lookup_parquet_view(
+        name ~ '_in_microseconds', visitor_lookup_event_columns(), events.identifier,
+        dict(options, pathGlobFilter=visitor_lookup_glob_of_other_names(names))
+    ) -%}
+    {#- One view per set of times that files store in nanoseconds, which it reads as 64-bit numbers. -#}
+    {%- set time_sets = [] -%}
+    {%- for times in nanosecond_files.values() -%}
+        {%- do time_sets.append(times | sort | join(',')) -%}
+    {%- endfor -%}
+    {%- set nanosecond_views = [] -%}
+    {%- for time_set in time_sets | unique | sort -%}
+        {%- set view = {'name': name ~ '_in_nanoseconds_' ~ loop.index, 'times': time_set.split(',')} -%}
+        {%- set file_names = [] -%}
+        {%- for path, times in nanosecond_files.items() if times | sort | join(',') == time_set -%}
+            {%- do file_names.append(visitor_lookup_file_name(path)) -%}
+        {%- endfor -%}
+        {%- do visitor_lookup_parquet_view(
+            view.name, visitor_lookup_event_columns(numbers=view.times), events.identifier,
+            dict(options, pathGlobFilter=visitor_lookup_glob_of_names(file_names))
+        ) -%}
+        {%- do nanosecond_views.append(view) -%}
+    {%- endfor -%}
     {%- call statement(name) -%}
-        create or replace temporary view {{ name }} ({{ visitor_lookup_event_columns() }})
-        using parquet
-        options (
-            path {{ visitor_lookup_string_literal(events.identifier) }}
-            {%- if written_after is not none %},
-            'modifiedAfter' {{ visitor_lookup_string_literal(written_after) }},
-            {{ visitor_lookup_modified_after_zone() }}
-            {%- endif %}
-        )
+        create or replace temporary view {{ name }} as
+        select
+            {%- for column in columns %}
+            {{ adapter.quote(column) }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        from {{ name }}_in_microseconds
+        {%- for view in nanosecond_views %}
+        union all
+        select
+            {%- for column, type in columns.items() %}
+            {% if column in view.times -%}
+                {{ visitor_lookup_nanoseconds_as_time(adapter.quote(column), type) }} as
+            {% endif -%}
+            {{ adapter.quote(column) }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        from {{ view.name }}
+        {%- endfor %}
     {%- endcall -%}
     {{ return(name) }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_nanoseconds_as_time(column, type) -%}
+    {#-
+        A time stored as nanoseconds since the epoch, as a timestamp (or
+        timestamp_ntz, without the session's zone) of its microsecond,
+        floored: the nanoseconds within it are dropped, as Spark keeps no
+        finer time.
+    -#}
+    {%- if type == 'timestamp_ntz' -%}
+        timestampadd(microsecond, ({{ column }} - pmod({{ column }}, 1000)) div 1000, timestamp_ntz '1970-01-01 00:00:00')
+    {%- else -%}
+        timestamp_micros(({{ column }} - pmod({{ column }}, 1000)) div 1000)
+    {%- endif -%}
+{%- endmacro %}
 
 
 {% macro visitor_lookup_recent_event_files(events, limits) %}
@@ -64,11 +126,15 @@
     {%- endif -%}
     {%- set written_after = visitor_lookup_parse_timestamp(limits.new_files_after) -%}
     {%- set written_after = written_after.strftime('%Y-%m-%dT%H:%M:%S.%f') if written_after is not none -%}
-    {{ return(visitor_lookup_events_read(events, written_after=written_after or '1970-01-01T00:00:00.000000')) }}
+    {{ return(visitor_lookup_events_read(
+        events, written_after=written_after or '1970-01-01T00:00:00.000000', nanosecond_files=limits.nanosecond_files
+    )) }}
 {% endmacro %}
 
 
-{% macro visitor_lookup_check_event_files(events, since, previous_last_modified=none, new_after=none) %}
+{% macro visitor_lookup_check_event_files(
+    events, since, previous_last_modified=none, new_after=none, previous_nanosecond_files=none
+) %}
     {#-
         Checks the files of the events folder modified after `since` (when
         the previous run computed its limits, less the clock-skew allowance
@@ -84,8 +150,10 @@
         again), the latest modification time in it and how many files it
         has; given the previous listing's latest (previous_last_modified,
         timestamp text), the digest and the count of the files modified up
-        to it; and how many were modified after new_after (all when none);
-        none when nothing is checked.
+        to it; how many were modified after new_after (all when none); and
+        the files there that store times in nanoseconds (path: those times),
+        found among the files checked or kept from previous_nanosecond_files
+        for the others; none when nothing is checked.
     -#}
     {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] or events.schema != 'parquet' -%}
         {{ return(none) }}
@@ -211,8 +279,20 @@
     {%- set files = rows | rejectattr('path', 'none') | list -%}
     {%- set unread = files | selectattr('problem', 'equalto', 'unread') | map(attribute='path') | list -%}
     {%- set problems = [] -%}
+    {%- set nanosecond_files = {} -%}
+    {%- for path, times in (previous_nanosecond_files or {}).items() if path not in files | map(attribute='path') -%}
+        {%- do nanosecond_files.update({path: times}) -%}
+    {%- endfor -%}
+    {%- set found = [] -%}
     {%- for file in visitor_lookup_unread_event_files(folder, since, unread) -%}
-        {%- do problems.append(file.path ~ " " ~ file.problem) -%}
+        {%- if file.problem is none -%}
+            {%- do nanosecond_files.update({file.path: file.nanosecond_times.split(',')}) -%}
+            {%- if file.path not in (previous_nanosecond_files or {}) -%}
+                {%- do found.append(file.path ~ " (" ~ file.nanosecond_times | replace(',', ', ') ~ ")") -%}
+            {%- endif -%}
+        {%- else -%}
+            {%- do problems.append(file.path ~ " " ~ file.problem) -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- for file in files if file.problem not in [none, 'unread'] -%}
         {%- set made_of = '' if columns[file.problem] == file.problem else ' (' ~ columns[file.problem] ~ ')' -%}
@@ -220,6 +300,9 @@
             ~ " rows: the column is missing or empty") -%}
     {%- endfor -%}
     {%- do log("Visitor lookup: checked " ~ files | length ~ " events file(s) written since " ~ since, info=True) -%}
+    {%- if found -%}
+        {%- do log("Visitor lookup: read in nanoseconds, as stored: " ~ found | join(", "), info=True) -%}
+    {%- endif -%}
     {%- if problems -%}
         {%- do exceptions.raise_compiler_error(
             "Visitor lookup: the events folder holds files this run cannot read; nothing was changed. "
@@ -234,7 +317,54 @@
         'files': rows[0]['files'],
         'files_through_previous': rows[0]['files_through_previous'],
         'new_files': rows[0]['new_files'],
+        'nanosecond_files': visitor_lookup_listed_nanosecond_files(folder, nanosecond_files),
     }) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_listed_nanosecond_files(folder, nanosecond_files) %}
+    {#-
+        Those of these files of nanoseconds (path: times) that the folder
+        still lists. The window tells them from the others by file name
+        (Spark's pathGlobFilter), so another file of the same name, in
+        another folder below, stops the run with a line naming both.
+    -#}
+    {%- if not nanosecond_files -%}
+        {{ return({}) }}
+    {%- endif -%}
+    {%- set names = [] -%}
+    {%- for path in nanosecond_files -%}
+        {%- do names.append(visitor_lookup_string_literal(visitor_lookup_file_name(path))) -%}
+    {%- endfor -%}
+    {%- set query -%}
+        select path
+        from binaryfile.{{ adapter.quote(folder) }}
+        where regexp_extract(path, '[^/]*$', 0) in ({{ names | unique | join(', ') }})
+    {%- endset -%}
+    {%- set listed = run_query(query).columns[0].values() | list -%}
+    {%- set clashes = [] -%}
+    {%- for path in listed if path not in nanosecond_files -%}
+        {%- for other in nanosecond_files if visitor_lookup_file_name(other) == visitor_lookup_file_name(path) -%}
+            {%- do clashes.append(path ~ " has the name of " ~ other ~ ", whose times are in nanoseconds") -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- if clashes -%}
+        {%- do exceptions.raise_compiler_error(
+            "Visitor lookup: the events folder holds files of one name that the run reads in different ways; "
+            ~ "nothing was changed. Rename one of each, then run again:\n  " ~ clashes | join("\n  ")
+        ) -%}
+    {%- endif -%}
+    {%- set present = {} -%}
+    {%- for path, times in nanosecond_files.items() if path in listed -%}
+        {%- do present.update({path: times}) -%}
+    {%- endfor -%}
+    {{ return(present) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_file_name(path) %}
+    {#- A file's name: its path after the last slash. -#}
+    {{ return(path.split('/') | last) }}
 {% endmacro %}
 
 
@@ -244,14 +374,29 @@
         `since`, read with these columns; a file it cannot read so is
         skipped, not raised.
     -#}
+    {%- do visitor_lookup_parquet_view(
+        name, columns, folder, {'ignoreCorruptFiles': 'true', 'modifiedAfter': since | replace(' ', 'T')}
+    ) -%}
+{% endmacro %}
+
+
+{% macro visitor_lookup_parquet_view(name, columns, folder, options={}) %}
+    {#-
+        A temporary view over the Parquet files of the folder, read with
+        these columns, with Spark's file-source options (text); one with
+        modifiedAfter takes its time as UTC.
+    -#}
     {%- call statement(name) -%}
         create or replace temporary view {{ name }} ({{ columns }})
         using parquet
         options (
-            path {{ visitor_lookup_string_literal(folder) }},
-            'ignoreCorruptFiles' 'true',
-            'modifiedAfter' {{ visitor_lookup_string_literal(since | replace(' ', 'T')) }},
+            path {{ visitor_lookup_string_literal(folder) }}
+            {%- for option, value in options.items() | sort %},
+            {{ visitor_lookup_string_literal(option) }} {{ visitor_lookup_string_literal(value) }}
+            {%- endfor %}
+            {%- if 'modifiedAfter' in options %},
             {{ visitor_lookup_modified_after_zone() }}
+            {%- endif %}
         )
     {%- endcall -%}
 {% endmacro %}
@@ -281,10 +426,15 @@
     {#-
         Why each of these files could not be read as events: not Parquet at
         all or cut short (no PAR1 mark at both ends), or Parquet with rows
-        but times stored as numbers (nanosecond timestamps among them) or
-        another column of another type. A Parquet file without rows is
-        fine and is not returned, nor is one read as events after all: it
-        appeared between the check's two listings of the folder.
+        but times stored as numbers or another column of another type; or
+        which of its times it stores as nanosecond timestamps (pandas'
+        default), which Spark reads only as numbers, when that is all that
+        kept it from being read. Returns a row per such file: path, problem
+        (none for one of nanoseconds) and nanosecond_times (the times' names,
+        comma-separated). A Parquet file
+        without rows is fine and is not returned, nor is one read as events
+        after all: it appeared between the check's two listings of the
+        folder.
     -#}
     {%- if not paths -%}
         {{ return([]) }}
@@ -298,13 +448,9 @@
     {%- set file_columns = visitor_lookup_event_layout().file_columns -%}
     {%- set types = file_columns.values() | unique | list -%}
     {%- set times = file_columns.items() | selectattr('1', 'in', ['timestamp', 'timestamp_ntz']) | map('first') | list -%}
-    {#- Spark reads no nanosecond timestamps (pandas' default) as timestamps, but reads them as numbers. -#}
-    {%- set times_as_numbers -%}
-        {%- for name, type in file_columns.items() -%}
-            {{ adapter.quote(name) }} {{ 'bigint' if name in times else type }}{{ ', ' if not loop.last }}
-        {%- endfor -%}
-    {%- endset -%}
-    {%- do visitor_lookup_new_files_view('visitor_lookup_new_event_file_numbers', times_as_numbers, folder, since) -%}
+    {%- do visitor_lookup_new_files_view(
+        'visitor_lookup_new_event_file_numbers', visitor_lookup_event_columns(numbers=times), folder, since
+    ) -%}
     {#- every column asked for (in an expression that can be NULL, which count cannot drop), so that each is read -#}
     {%- set rows_with_any_column -%}
         count(coalesce(
@@ -319,9 +465,32 @@
             select
                 path,
                 {{ visitor_lookup_file_key('path') }} as file_key,
-                substring(content, 1, 4) = x'50415231' and substring(content, -4, 4) = x'50415231' as marked_as_parquet
+                substring(content, 1, 4) = x'50415231' and substring(content, -4, 4) = x'50415231' as marked_as_parquet,
+                content
             from binaryfile.{{ adapter.quote(folder) }}
             where path in ({{ path_list }})
+        ),
+
+        footers as (
+            -- A Parquet file ends with its footer, the footer's length (4 bytes, little-endian) and PAR1.
+            select
+                path,
+                file_key,
+                marked_as_parquet,
+                hex(substring(content, -8 - footer_length, footer_length)) as footer
+            from (
+                select
+                    path,
+                    file_key,
+                    marked_as_parquet,
+                    content,
+                    case
+                        when marked_as_parquet then try_cast(conv(
+                            regexp_replace(hex(substring(content, -8, 4)), '(..)(..)(..)(..)', '$4$3$2$1'), 16, 10
+                        ) as int)
+                    end as footer_length
+                from unread_files
+            )
         ),
 
         rows_per_file as (
@@ -370,32 +539,80 @@
                 {{ visitor_lookup_file_key('file_uri') }} as file_key,
                 events
             from events_per_file
+        ),
+
+        nanosecond_times as (
+            select
+                path,
+                file_key,
+                marked_as_parquet,
+                filter(
+                    array(
+                        {%- for name in times %}
+                        case
+                            when {{ visitor_lookup_nanosecond_time_in_footer('footer', name) }}
+                                then {{ visitor_lookup_string_literal(name) }}
+                        end{{ ',' if not loop.last }}
+                        {%- endfor %}
+                    ),
+                    name -> name is not null
+                ) as nanosecond_times
+            from footers
         )
 
         select
-            unread_files.path,
+            nanosecond_times.path,
             case
-                when not unread_files.marked_as_parquet then 'is not a Parquet file, or was cut short'
+                when not nanosecond_times.marked_as_parquet then 'is not a Parquet file, or was cut short'
                 when events_read.events > 0 then null
+                when numbers_read.events > 0 and size(nanosecond_times.nanosecond_times) > 0 then null
                 when numbers_read.events > 0
-                    then 'stores a time ({{ times | join(", ") }}) as 64-bit numbers Spark does not read as timestamps: nanosecond '
-                    || 'timestamps (pandas\' default; write them again with microseconds, pandas: '
-                    || 'to_parquet(..., coerce_timestamps=\'us\', allow_truncated_timestamps=True)), or numbers '
-                    || '(map them with visitor_lookup__event_columns and visitor_lookup__event_file_columns)'
+                    then 'stores a time ({{ times | join(", ") }}) as 64-bit numbers, not as timestamps '
+                    || '(map it with visitor_lookup__event_columns and visitor_lookup__event_file_columns)'
                 when rows_read.row_count > 0
                     then 'has a column of another type ({% for type in types -%}
                         {{ file_columns.items() | selectattr('1', 'equalto', type) | map('first') | join(', ') }}: {{ type }}
                         {{- '; ' if not loop.last }}
                     {%- endfor %})'
-            end as problem
+            end as problem,
+            -- as text: a driver may hand an array back as its JSON
+            case
+                when coalesce(events_read.events, 0) = 0 and numbers_read.events > 0
+                    then array_join(nanosecond_times.nanosecond_times, ',')
+            end as nanosecond_times
         -- null-safe, so that each key is made once per file (visitor_lookup_check_event_files)
-        from unread_files
+        from nanosecond_times
         left join rows_read
-            on unread_files.file_key <=> rows_read.file_key
+            on nanosecond_times.file_key <=> rows_read.file_key
         left join events_read
-            on unread_files.file_key <=> events_read.file_key
+            on nanosecond_times.file_key <=> events_read.file_key
         left join numbers_read
-            on unread_files.file_key <=> numbers_read.file_key
+            on nanosecond_times.file_key <=> numbers_read.file_key
     {%- endset -%}
-    {{ return(run_query(query).rows | rejectattr('problem', 'none') | list) }}
+    {%- set files = [] -%}
+    {%- for file in run_query(query).rows if file.problem is not none or file.nanosecond_times -%}
+        {%- do files.append(file) -%}
+    {%- endfor -%}
+    {{ return(files) }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_nanosecond_time_in_footer(footer, name) %}
+    {#-
+        Whether a Parquet footer (hex) declares the column `name` a
+        timestamp in nanoseconds. The footer is Thrift's compact encoding:
+        the column's schema element holds its name (field 4, its length
+        then its bytes), optional whole numbers (fields 5 to 9), then its
+        logical type (field 10): TIMESTAMP (8), adjusted to UTC or not, of
+        the unit NANOS (3).
+    -#}
+    rlike(
+        {{ footer }},
+        concat(
+            '^(?:[0-9A-F]{2})*?[0-9A-F]8',
+            lpad(hex(octet_length({{ visitor_lookup_string_literal(name) }})), 2, '0'),
+            hex({{ visitor_lookup_string_literal(name) }}),
+            '(?:[1-5]5(?:[89A-F][0-9A-F])*[0-7][0-9A-F])*[1-6]C8C1[12]1C3C'
+        )
+    )
+{%- endmacro %}

@@ -124,6 +124,7 @@
         listing_digest=none,
         listing_last_modified=none,
         listing_files=none,
+        nanosecond_files=fromjson(previous_row.get('nanosecond_files') or '{}'),
     )) }}
 {% endmacro %}
 
@@ -133,8 +134,8 @@
         A scalar subquery: the previous run's limits row (base_new_event_limits
         before this run replaces it) as JSON, with files_since (when it
         computed its limits, less the clock-skew allowance), run_number,
-        listing_digest, listing_last_modified, listing_files and
-        new_files_after (each null from a table written before it).
+        listing_digest, listing_last_modified, listing_files, new_files_after
+        and nanosecond_files (each null from a table written before it).
     -#}
     {%- set skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
     {%- set stored_columns = visitor_lookup_stored_columns(previous) -%}
@@ -149,7 +150,9 @@
                     if 'listing_last_modified' in stored_columns else 'cast(null as string)' }},
                 'listing_files', {{ 'listing_files' if 'listing_files' in stored_columns else 'cast(null as bigint)' }},
                 'new_files_after', {{ visitor_lookup_timestamp_text('new_files_after')
-                    if 'new_files_after' in stored_columns else 'cast(null as string)' }}
+                    if 'new_files_after' in stored_columns else 'cast(null as string)' }},
+                'nanosecond_files', {{ 'nanosecond_files' if 'nanosecond_files' in stored_columns
+                    else 'cast(null as string)' }}
             ))
             from {{ previous }}
         )
@@ -180,7 +183,8 @@
         listing_digest=listing.digest,
         listing_last_modified=listing.last_modified,
         listing_files=listing.files,
-        new_files=listing.new_files) -%}
+        new_files=listing.new_files,
+        nanosecond_files=listing.nanosecond_files) -%}
     {%- set unchanged = listing.digest_through_previous == limits.previous_listing_digest -%}
     {%- if limits.state == 4 and limits.read_again_from is none and listing.digest is not none and unchanged
         and limits.previous_run_number == limits.confirmed_run_number -%}
@@ -252,7 +256,7 @@
         {{ return({
             'state': 1, 'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00',
             'run_number': 1, 'confirmed_run_number': 0, 'max_last_success': none, 'reads_lookback': true,
-            'new_files_after': none, 'new_files': none,
+            'new_files_after': none, 'new_files': none, 'nanosecond_files': {},
         }) }}
     {%- endif -%}
     {%- set key = 'run limits ' ~ limits_relation -%}
@@ -276,7 +280,9 @@
             {{ visitor_lookup_timestamp_text('new_files_after')
                 if kept or 'new_files_after' in stored_columns else 'cast(null as string)' }}
                 as new_files_after,
-            {{ 'new_files' if kept or 'new_files' in stored_columns else 'cast(null as bigint)' }} as new_files
+            {{ 'new_files' if kept or 'new_files' in stored_columns else 'cast(null as bigint)' }} as new_files,
+            {{ 'nanosecond_files' if kept or 'nanosecond_files' in stored_columns else 'cast(null as string)' }}
+                as nanosecond_files
         from {{ limits_relation }}
     {%- endset -%}
     {%- set row = visitor_lookup_fetch_once(key, query) -%}
@@ -290,5 +296,6 @@
         'reads_lookback': row['reads_lookback'],
         'new_files_after': row['new_files_after'],
         'new_files': row['new_files'],
+        'nanosecond_files': fromjson(row['nanosecond_files']) if row['nanosecond_files'] else {},
     }) }}
 {% endmacro %}
