@@ -1,8 +1,26 @@
 {#-
-    Globs over file names, as Spark's pathGlobFilter takes them (Hadoop's
-    glob syntax), so that a view over a folder can take some of its files
-    by name and leave the others.
+    A file's path and name as SQL and Jinja take them: one key for the paths
+    Spark's listing and its Parquet reader give, the name alone, and globs
+    over names, as Spark's pathGlobFilter takes them (Hadoop's glob syntax),
+    so that a view over a folder can take some of its files by name and
+    leave the others.
 -#}
+
+{% macro visitor_lookup_file_key(path_expression) %}
+    {#-
+        A file's path as the file listing and the Parquet reader both give
+        it: the reader's is a URI (percent-encoded, file:///), the
+        listing's is not.
+    -#}
+    regexp_replace(url_decode(replace({{ path_expression }}, '+', '%2B')), '^([a-z0-9]+):/+', '$1:/')
+{%- endmacro %}
+
+
+{% macro visitor_lookup_file_name(path) %}
+    {#- A file's name: its path after the last slash. -#}
+    {{ return(path.split('/') | last) }}
+{% endmacro %}
+
 
 {% macro visitor_lookup_glob_of_names(names) %}
     {#- A glob that matches exactly these file names. -#}
