@@ -30,7 +30,8 @@
         for a table source, none. The files of nanosecond_files (path: the
         times it stores in nanoseconds) are read apart, those times as
         numbers turned into microseconds, and the view is their union with
-        the other files.
+        the other files, which a listing of the folder names (a file written
+        after it is read by the next run, as new).
     -#}
     {%- if not execute or events.schema != 'parquet' -%}
         {{ return(events if written_after is none else none) }}
@@ -42,13 +43,17 @@
         {%- do visitor_lookup_parquet_view(name, visitor_lookup_event_columns(), events.identifier, options) -%}
         {{ return(name) }}
     {%- endif -%}
-    {%- set names = [] -%}
-    {%- for path in nanosecond_files -%}
-        {%- do names.append(visitor_lookup_file_name(path)) -%}
+    {#- Globs cannot leave names out: the others are named, from a listing of the folder. -#}
+    {%- set listing -%}
+        select path from binaryfile.{{ adapter.quote(events.identifier) }}
+    {%- endset -%}
+    {%- set other_names = [] -%}
+    {%- for path in run_query(listing).columns[0].values() if path not in nanosecond_files -%}
+        {%- do other_names.append(visitor_lookup_file_name(path)) -%}
     {%- endfor -%}
     {%- do visitor_lookup_parquet_view(
         name ~ '_in_microseconds', visitor_lookup_event_columns(), events.identifier,
-        dict(options, pathGlobFilter=visitor_lookup_glob_of_other_names(names))
+        dict(options, pathGlobFilter=visitor_lookup_glob_of_names(other_names))
     ) -%}
     {#- One view per set of times that files store in nanoseconds, which it reads as 64-bit numbers. -#}
     {%- set time_sets = [] -%}

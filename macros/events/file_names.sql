@@ -1,9 +1,8 @@
 {#-
     A file's path and name as SQL and Jinja take them: one key for the paths
-    Spark's listing and its Parquet reader give, the name alone, and globs
-    over names, as Spark's pathGlobFilter takes them (Hadoop's glob syntax),
-    so that a view over a folder can take some of its files by name and
-    leave the others.
+    Spark's listing and its Parquet reader give, the name alone, and a glob
+    of names, as Spark's pathGlobFilter takes it (Hadoop's glob syntax), so
+    that a view over a folder can take some of its files by name.
 -#}
 
 {% macro visitor_lookup_file_key(path_expression) %}
@@ -23,7 +22,7 @@
 
 
 {% macro visitor_lookup_glob_of_names(names) %}
-    {#- A glob that matches exactly these file names. -#}
+    {#- A glob that matches exactly these file names (none: no name). -#}
     {%- set escaped = [] -%}
     {%- for name in names | unique | sort -%}
         {%- do escaped.append(visitor_lookup_glob_escape(name)) -%}
@@ -32,45 +31,11 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_glob_of_other_names(names) %}
-    {#-
-        A glob that matches every file name but these. Globs cannot negate a
-        name, so it names the ways to leave the set: after each prefix of a
-        name, a character no name of the set continues it with; a prefix
-        that is not itself a name; a name followed by more.
-    -#}
-    {%- set names = names | unique | list -%}
-    {%- set prefixes = [] -%}
-    {%- for name in names -%}
-        {%- for end in range(name | length + 1) -%}
-            {%- do prefixes.append(name[:end]) -%}
-        {%- endfor -%}
-    {%- endfor -%}
-    {%- set alternatives = [] -%}
-    {%- for prefix in prefixes | unique | sort -%}
-        {%- set following = [] -%}
-        {%- for name in names if name | length > prefix | length and name.startswith(prefix) -%}
-            {%- do following.append(name[prefix | length]) -%}
-        {%- endfor -%}
-        {%- set head = visitor_lookup_glob_escape(prefix) -%}
-        {%- if following -%}
-            {%- do alternatives.append(head ~ '[!' ~ visitor_lookup_glob_escape(following | unique | sort | join) ~ ']*') -%}
-        {%- else -%}
-            {%- do alternatives.append(head ~ '?*') -%}
-        {%- endif -%}
-        {%- if prefix and prefix not in names -%}
-            {%- do alternatives.append(head) -%}
-        {%- endif -%}
-    {%- endfor -%}
-    {{ return('{' ~ alternatives | join(',') ~ '}') }}
-{% endmacro %}
-
-
 {% macro visitor_lookup_glob_escape(text) %}
-    {#- Text that a glob matches literally, in a set of characters too: each character glob syntax uses, escaped. -#}
-    {%- set escaped = [] -%}
-    {%- for character in text -%}
-        {%- do escaped.append('\\' ~ character if character in '\\{}[]*?,!^-' else character) -%}
-    {%- endfor -%}
-    {{ return(escaped | join) }}
+    {#- Text that a glob matches literally: each character glob syntax uses, escaped (the escape first). -#}
+    {{ return(text
+        | replace('\\', '\\\\') | replace('{', '\\{') | replace('}', '\\}') | replace('[', '\\[') | replace(']', '\\]')
+        | replace('*', '\\*') | replace('?', '\\?') | replace(',', '\\,') | replace('!', '\\!') | replace('^', '\\^')
+        | replace('-', '\\-')
+    ) }}
 {% endmacro %}
