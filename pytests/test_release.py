@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -41,6 +44,23 @@ def test_the_readme_gets_a_newcomer_going_in_at_most_150_lines() -> None:
 
 
 @pytest.mark.same_on_both_formats
+@pytest.mark.same_on_both_formats
+def test_the_readme_s_first_command_runs_to_its_end(tmp_path: Path) -> None:
+    """bin/demo past its set-up, on a copy of the project and a few events: every run, the tests and the
+    tables it prints. The tables' rows are checked by the exact suites, not here."""
+    for name in PROJECT_FILES:
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copyfile
+        copy(ROOT / name, tmp_path / name)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("VISITOR_LOOKUP_")}
+    env |= {"DBT_PROFILES_DIR": str(ROOT / "profiles"), "DBT_LOG_PATH": str(tmp_path / "logs")}
+    demo = [sys.executable, "-m", "visitor_lookup.demo", "--events", "2000", "--batches", "2"]
+    done = subprocess.run(demo, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "demo: dbt test took" in done.stdout
+    assert "visitor_lookup for a few cookies that changed hands" in done.stdout
+    assert "Next: add Parquet files under data/events" in done.stdout
+
+
 def test_source_freshness_and_the_docs_site_work_on_the_embedded_default(scenario: Scenario) -> None:
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     scenario.write_events([Raw("e1", "c1", "u1", now - dt.timedelta(hours=2), now - dt.timedelta(hours=1))])

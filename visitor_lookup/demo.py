@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> None:
     (recent_runs,) = Path("target").glob("compiled/**/analyses/recent_runs.sql")
 
     # Where dbt built the tables (visitor_lookup__schema), as its manifest says.
-    nodes = json.loads(Path("target/manifest.json").read_text())["nodes"]
-    schema = nodes["model.visitor_lookup.visitor_lookup"]["schema"]
+    nodes = json.loads(Path("target/manifest.json").read_text())["nodes"].values()
+    (schema,) = {node["schema"] for node in nodes if node["resource_type"] == "model"}
     spark = SparkSession.builder.getOrCreate()
     for title, query in SUMMARY.items():
         print(f"\n{title}")
