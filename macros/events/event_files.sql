@@ -156,15 +156,17 @@
     {%- set files = rows | rejectattr('path', 'none') | list -%}
     {%- set unread = files | selectattr('problem', 'equalto', 'unread') | map(attribute='path') | list -%}
     {%- set problems = [] -%}
+    {%- set previous_nanosecond_files = previous_nanosecond_files or {} -%}
+    {%- set checked = files | map(attribute='path') | list -%}
     {%- set nanosecond_files = {} -%}
-    {%- for path, times in (previous_nanosecond_files or {}).items() if path not in files | map(attribute='path') -%}
+    {%- for path, times in previous_nanosecond_files.items() if path not in checked -%}
         {%- do nanosecond_files.update({path: times}) -%}
     {%- endfor -%}
     {%- set found = [] -%}
     {%- for file in visitor_lookup_unread_event_files(folder, since, unread) -%}
         {%- if file.problem is none -%}
             {%- do nanosecond_files.update({file.path: file.nanosecond_times.split(',')}) -%}
-            {%- if file.path not in (previous_nanosecond_files or {}) -%}
+            {%- if file.path not in previous_nanosecond_files -%}
                 {%- do found.append(file.path ~ " (" ~ file.nanosecond_times | replace(',', ', ') ~ ")") -%}
             {%- endif -%}
         {%- else -%}

@@ -30,8 +30,8 @@
         for a table source, none. The files of nanosecond_files (path: the
         times it stores in nanoseconds) are read apart, those times as
         numbers turned into microseconds, and the view is their union with
-        the other files, which a listing of the folder names (a file written
-        after it is read by the next run, as new).
+        the other files, which a listing of the folder names, once per
+        invocation (a file written after it is read by the next run, as new).
     -#}
     {%- if not execute or events.schema != 'parquet' -%}
         {{ return(events if written_after is none else none) }}
@@ -43,12 +43,16 @@
         {%- do visitor_lookup_parquet_view(name, visitor_lookup_event_columns(), events.identifier, options) -%}
         {{ return(name) }}
     {%- endif -%}
-    {#- Globs cannot leave names out: the others are named, from a listing of the folder. -#}
+    {#-
+        Globs cannot leave names out: the others are named, from a listing of the folder, one per
+        invocation for the window's two views.
+    -#}
     {%- set listing -%}
-        select path from binaryfile.{{ adapter.quote(events.identifier) }}
+        select to_json(collect_list(path)) as paths from binaryfile.{{ adapter.quote(events.identifier) }}
     {%- endset -%}
+    {%- set listed = fromjson(visitor_lookup_fetch_once('event files ' ~ events.identifier, listing)['paths']) -%}
     {%- set other_names = [] -%}
-    {%- for path in run_query(listing).columns[0].values() if path not in nanosecond_files -%}
+    {%- for path in listed if path not in nanosecond_files -%}
         {%- do other_names.append(visitor_lookup_file_name(path)) -%}
     {%- endfor -%}
     {%- do visitor_lookup_parquet_view(
