@@ -10,8 +10,11 @@ included):
 * incremental: --new-events new events, at every history size (a tenth of
   them late: events of known cookies that landed days earlier), then
   `dbt run`;
-  repeated --runs times with new events each time;
-* test: `dbt test` after those runs;
+  repeated --runs times (4 by default) with new events each time, each run
+  compacting and expiring what it must: their mean is the incremental
+  figure, what a run costs run after run; each run's scans of each lookup
+  table are counted from Spark's event log (visitor_lookup.benchmark.scans);
+* test: `dbt test` after the last run;
 * no new data: `dbt run` again;
 * peer: the naive full rebuild (visitor_lookup/naive_rebuild, a dbt project
   of four plain window-function models into Parquet tables) on the same events,
@@ -45,7 +48,7 @@ of any exact run on this stack, not only of ours. A full
 build of OPTIMISING_FULL_BUILD_FROM events or more runs with the optimising
 compiler, as docs/configuration.md advises for a build that reads millions of events.
 
-    bin/benchmark [--history 1000000] [--scale 10] [--new-share 0.01] [--runs 1] [--vars JSON] [--thrift]
+    bin/benchmark [--history 1000000] [--scale 10] [--new-events 10000] [--runs 4] [--vars JSON] [--thrift]
                   [--format iceberg|delta]
 """
 
@@ -59,7 +62,7 @@ import shutil
 from pathlib import Path
 
 from visitor_lookup.benchmark.checks import check
-from visitor_lookup.benchmark.report import chart_svg, machine, report_table, stack
+from visitor_lookup.benchmark.report import chart_svg, machine, report_table, scan_lines, stack
 from visitor_lookup.benchmark.runs import DAYS, Bench
 from visitor_lookup.benchmark.targets import assess_targets, target_line
 from visitor_lookup.cluster import LOCAL_TARGETS
@@ -74,7 +77,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="folder for the JSON")
     parser.add_argument("--vars", type=json.loads, default={}, help="extra dbt vars, as JSON")
-    parser.add_argument("--runs", type=int, default=1, help="incremental runs in a row, each with new events")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=4,
+        help="incremental runs in a row, each with new events; their mean is the figure",
+    )
     parser.add_argument(
         "--thrift", action="store_true", help="also run H on the thrift target (on a local cluster)"
     )
@@ -125,6 +133,8 @@ def main(argv: list[str] | None = None) -> None:
     print()
     for size, r in results.items():
         print(f"hooks per kind ({size:,}): {r['hooks']['incremental']}")
+    for line in scan_lines(results):
+        print(line)
     for size, r in results.items():
         print(f"rows differing from the peer ({size:,}): {r['rows_differing_from_peer']}")
         if "rows_differing_from_thrift" in r:

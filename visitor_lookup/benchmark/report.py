@@ -65,16 +65,18 @@ def report_table(
             for size, m in measured.items()
         ]
 
-    later_runs = [
-        (f"incremental run {run} of {runs}", size, wall, wall / r["peer_full_rebuild"], None)
+    each_run = [
+        (f"  run {run} of {runs}", size, wall, wall / r["peer_full_rebuild"], statements)
         for size, r in results.items()
-        for run, wall in enumerate(r["incremental_runs"][1:], start=2)
+        for run, (wall, statements) in enumerate(
+            zip(r["incremental_runs"], r["statements"]["incremental_runs"], strict=True), start=1
+        )
     ]
     return [
         *rows("peer: naive full rebuild", "peer_full_rebuild"),
         *rows("full build", "full"),
-        *rows(f"incremental, {new_count:,} new", "incremental"),
-        *later_runs,
+        *rows(f"incremental, {new_count:,} new, mean", "incremental"),
+        *each_run,
         *rows("dbt test", "test"),
         *rows("no new data", "no_new_data"),
         *rows("floor: read + group new", "floor"),
@@ -86,6 +88,18 @@ def report_table(
         *rows("thrift: full build", "full", of="thrift"),
         *rows(f"thrift: incremental, {new_count:,} new", "incremental", of="thrift"),
     ]
+
+
+def scan_lines(results: dict[int, dict]) -> list[str]:
+    """Per history, how many times each incremental run and the exact-run floor scanned each lookup
+    table."""
+    lines = []
+    for size, r in results.items():
+        runs = r["scans"]["incremental_runs"]
+        for table, floor in r["scans"]["exact_run_floor"].items():
+            each = ", ".join(str(scans[table]) for scans in runs)
+            lines.append(f"scans of {table} per run ({size:,}): {each}; the exact-run floor {floor}")
+    return lines
 
 
 # The chart's lines: (key in a history's result, legend, colour); its canvas and margins in pixels.

@@ -9,6 +9,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from visitor_lookup.benchmark.checks import COMPARED, models_schema
+from visitor_lookup.benchmark.scans import event_log_options, table_scans
 from visitor_lookup.cluster import THRIFT_TARGETS, Cluster, free_port, running
 from visitor_lookup.generate import SCHEMA, write_batches
 
@@ -31,6 +33,13 @@ FLOOR_PROJECT = Path(__file__).parents[1] / "run_floor"
 # off in a process that reads millions of events (docs/performance.md).
 OPTIMISING_COMPILER = "-XX:TieredStopAtLevel=4"
 OPTIMISING_FULL_BUILD_FROM = 5_000_000
+# The lookup tables whose scans a run counts, and the floor's tables in the same roles.
+LOOKUP_TABLES = {table: table for table in ("first_dates", "user_mapping", "visitor_lookup_spans")}
+FLOOR_LOOKUP_TABLES = {
+    "first_dates": "exact_run_first_dates",
+    "user_mapping": "exact_run_user_mapping",
+    "visitor_lookup_spans": "exact_run_visitor_lookup",
+}
 
 
 def run_vars(span_days: int) -> dict[str, str | int]:
@@ -96,18 +105,36 @@ def thrift_sql(port: int, *statements: str) -> None:
 
 
 def measured_steps(steps: dict[str, dict], incremental_runs: list[dict]) -> dict:
-    """Wall seconds of each step and each incremental run (the first also as `incremental`), dbt's time per
-    node of each, and the SQL statements and hooks each sent, as the JSON keeps them."""
-    every = {**steps, "incremental": incremental_runs[0]}
+    """Wall seconds of each step, of each incremental run and their mean (as `incremental`: what a run costs
+    run after run, compaction and expiry included), dbt's time per node of each, and the SQL statements,
+    hooks and lookup-table scans each sent or made, as the JSON keeps them."""
+
+    def of_runs(key: str) -> list:
+        return [measured[key] for measured in incremental_runs]
+
     return {
-        **{step: measured["wall"] for step, measured in every.items()},
-        "incremental_runs": [measured["wall"] for measured in incremental_runs],
+        **{step: measured["wall"] for step, measured in steps.items()},
+        "incremental": statistics.fmean(of_runs("wall")),
+        "incremental_runs": of_runs("wall"),
         "nodes": {
             **{step: measured["nodes"] for step, measured in steps.items()},
-            "incremental_runs": [measured["nodes"] for measured in incremental_runs],
+            "incremental_runs": of_runs("nodes"),
         },
-        "statements": {step: measured["statements"] for step, measured in every.items()},
-        "hooks": {step: measured["hooks"] for step, measured in every.items()},
+        "statements": {
+            **{step: measured["statements"] for step, measured in steps.items()},
+            "incremental": round(statistics.fmean(of_runs("statements"))),
+            "incremental_runs": of_runs("statements"),
+        },
+        "hooks": {
+            **{step: measured["hooks"] for step, measured in steps.items()},
+            "incremental": {
+                kind: max(hooks[kind] for hooks in of_runs("hooks")) for kind in of_runs("hooks")[0]
+            },
+        },
+        "scans": {
+            **{step: measured["scans"] for step, measured in steps.items() if "scans" in measured},
+            "incremental_runs": [measured["scans"] for measured in incremental_runs if "scans" in measured],
+        },
     }
 
 
@@ -137,11 +164,15 @@ class Bench:
         java_options: str = "",
         extra_vars: dict | None = None,
         select: str = "",
+        scanned: dict[str, str] | None = None,
     ) -> dict:
-        """One dbt command as a fresh process; its wall time and dbt's time per node.
+        """One dbt command as a fresh process; its wall time, dbt's time per node, and how many times it
+        scanned each of the `scanned` tables of its models' schema (from Spark's event log).
 
         thrift: a Thrift Server's port, to run on the thrift target (events: the view {schema}_web.pageviews).
         java_options: added to VISITOR_LOOKUP_JAVA_OPTIONS for this process.
+        scanned: the tables (of the schema of the project's models) whose scans to count, by the name each
+        count is reported under.
         extra_vars: dbt vars for this process only.
         select: the nodes to run (dbt's --select), when not all.
         """
@@ -150,6 +181,10 @@ class Bench:
         logfile = self.work / "logs" / f"{schema}-{label}.log"
         logfile.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "VISITOR_LOOKUP_SCHEMA": schema, "VISITOR_LOOKUP_EVENTS_PATH": str(events)}
+        event_log = logfile.parent / f"{schema}-{label}-events"
+        shutil.rmtree(event_log, ignore_errors=True)
+        if scanned:
+            java_options = f"{java_options} {event_log_options(event_log)}"
         if java_options:
             before = env.get("VISITOR_LOOKUP_JAVA_OPTIONS", "")
             env["VISITOR_LOOKUP_JAVA_OPTIONS"] = f"{before} {java_options}"
@@ -174,8 +209,13 @@ class Bench:
         results = json.loads((target / "run_results.json").read_text())["results"]
         nodes = {r["unique_id"].split(".", 2)[-1]: round(r["execution_time"], 2) for r in results}
         statements, hooks = sent_statements(dbt_log)
+        measured = {"wall": wall, "nodes": nodes, "statements": statements, "hooks": hooks}
+        if scanned:
+            tables_schema = schema if project != self.root else models_schema(schema)
+            scans = table_scans(event_log, tables_schema, scanned.values())
+            measured["scans"] = {name: scans[table] for name, table in scanned.items()}
         log(f"{label} ({schema}): {wall:.1f} s, {statements} statements")
-        return {"wall": wall, "nodes": nodes, "statements": statements, "hooks": hooks}
+        return measured
 
     def build_then_runs(
         self,
@@ -193,7 +233,14 @@ class Bench:
         for run, fresh in enumerate(batches, start=1):
             shutil.copy(fresh, events / fresh.name)
             incremental_runs.append(
-                self.dbt(f"{label}incremental run {run}", schema, events, "run", thrift=thrift)
+                self.dbt(
+                    f"{label}incremental run {run}",
+                    schema,
+                    events,
+                    "run",
+                    thrift=thrift,
+                    scanned=None if thrift else LOOKUP_TABLES,
+                )
             )
         return full, incremental_runs
 
@@ -275,7 +322,14 @@ class Bench:
             "peer_full_rebuild": min(peers.values(), key=lambda measured: measured["wall"]),
             "run_floor": self.dbt("floor: dbt run", floor_schema, events, "run", **one_merge),
             "test_floor": self.dbt("floor: dbt test", floor_schema, events, "test", **one_merge),
-            "exact_run_floor": self.dbt("floor: exact run", floor_schema, events, "run", **exact_run),
+            "exact_run_floor": self.dbt(
+                "floor: exact run",
+                floor_schema,
+                events,
+                "run",
+                **exact_run,
+                scanned=FLOOR_LOOKUP_TABLES,
+            ),
             "exact_test_floor": self.dbt("floor: exact dbt test", floor_schema, events, "test", **exact_run),
             # the range after the batch, which holds no event: what a run with no new data must read
             # once it knows no file changed (ours then skips its lookback)

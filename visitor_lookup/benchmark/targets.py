@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COUNTED = ("statements", "hooks")  # units of the targets that count, printed without decimals
+COUNTED = ("statements", "hooks", "scans")  # units of the targets that count, printed without decimals
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,11 @@ class Target:
 LARGE_HISTORY = 100_000_000
 
 
+def most_scans(result: dict) -> int:
+    """The most times any incremental run scanned any one lookup table."""
+    return max(max(scans.values()) for scans in result["scans"]["incremental_runs"])
+
+
 def assess_targets(small: dict, large: dict, thrift: bool, large_size: int = 0) -> list[Target]:
     """The issue's targets, each with the exact-run floor's figure where one exists: a target the
     floor misses too is out of reach of any exact run on this stack, not only of ours. With a larger
@@ -38,17 +43,19 @@ def assess_targets(small: dict, large: dict, thrift: bool, large_size: int = 0) 
         return Target(name, ours <= limit, ours, limit, floor, unit)
 
     targets = [
+        # The incremental figure is the mean of the runs in a row, what a team pays run after run: a run
+        # must never cost more than a rebuild, even on a small history.
         at_most(
-            "incremental <= 0.25 x peer (scale x H)",
+            "mean incremental <= 0.3 x peer (scale x H)",
             ratio(large, "incremental"),
-            0.25,
+            0.3,
             "x peer",
             ratio(large, "exact_run_floor"),
         ),
         at_most(
-            "incremental <= 0.5 x peer (H)",
+            "mean incremental <= 1.0 x peer (H)",
             ratio(small, "incremental"),
-            0.5,
+            1.0,
             "x peer",
             ratio(small, "exact_run_floor"),
         ),
@@ -56,7 +63,7 @@ def assess_targets(small: dict, large: dict, thrift: bool, large_size: int = 0) 
         # Against the exact-run floor measured in the same run: what the project's machinery costs on
         # top of the least an exact incremental run must do.
         at_most(
-            "incremental <= 1.3 x the exact-run floor's (scale x H)",
+            "mean incremental <= 1.3 x the exact-run floor's (scale x H)",
             large["incremental"] / large["exact_run_floor"],
             1.3,
             "x floor",
@@ -88,17 +95,24 @@ def assess_targets(small: dict, large: dict, thrift: bool, large_size: int = 0) 
             ratio(large, "exact_test_floor"),
         ),
         at_most(
-            "incremental on scale x H <= 1.5 x on H",
+            "mean incremental on scale x H <= 1.5 x on H",
             large["incremental"] / small["incremental"],
             1.5,
             "x on H",
         ),
         at_most(
-            "statements of an incremental run <= 40",
+            "mean statements of an incremental run <= 40",
             large["statements"]["incremental"],
             40,
             "statements",
             large["statements"]["exact_run_floor"],
+        ),
+        at_most(
+            "no lookup table scanned more than twice in any run",
+            max(most_scans(small), most_scans(large)),
+            2,
+            "scans",
+            max(max(r["scans"]["exact_run_floor"].values()) for r in (small, large)),
         ),
         at_most(
             "hooks of each kind in an incremental run <= 2",
@@ -114,23 +128,23 @@ def assess_targets(small: dict, large: dict, thrift: bool, large_size: int = 0) 
     if large_size >= LARGE_HISTORY:
         targets += [
             at_most(
-                "incremental <= 0.1 x peer (scale x H of 100 M or more)",
+                "mean incremental <= 0.07 x peer (scale x H of 100 M or more)",
                 ratio(large, "incremental"),
-                0.1,
+                0.07,
                 "x peer",
                 ratio(large, "exact_run_floor"),
             ),
             at_most(
-                "incremental on scale x H of 100 M or more <= 1.3 x on H",
+                "mean incremental on scale x H of 100 M or more <= 1.6 x on H",
                 large["incremental"] / small["incremental"],
-                1.3,
+                1.6,
                 "x on H",
                 large["exact_run_floor"] / small["exact_run_floor"],
             ),
             at_most(
-                "dbt test <= 0.1 x peer (scale x H of 100 M or more)",
+                "dbt test <= 0.05 x peer (scale x H of 100 M or more)",
                 ratio(large, "test"),
-                0.1,
+                0.05,
                 "x peer",
                 ratio(large, "exact_test_floor"),
             ),
