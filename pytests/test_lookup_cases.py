@@ -270,6 +270,7 @@ def test_by_default_merges_mark_rows_on_iceberg_and_rewrite_files_on_delta(
     else:
         modes = {properties[f"write.{action}.mode"] for action in ("delete", "update", "merge")}
         assert modes == {"merge-on-read"}, properties
+        assert properties["format-version"] == "3", properties  # deletion vectors, one per data file
 
 
 @pytest.mark.iceberg_only

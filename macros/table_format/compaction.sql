@@ -42,13 +42,12 @@
     {#-
         Count the table's live files (data and delete files), from dbt's
         listing where it tells them, otherwise from the table's metadata,
-        and above `limit` per partition rewrite the table from
-        itself in one INSERT OVERWRITE: no delete files, as few data files
-        as Spark's write produces (one per partition when partitioned, a
-        few for an unpartitioned table), one atomic commit (a
-        failure leaves the table as it was). Measured faster here than
-        Iceberg's rewrite_data_files procedure, which runs one Spark job per
-        partition and leaves dangling delete files behind.
+        and above `limit` per partition rewrite what is small or full of
+        deletes, in one commit: the files the merges added, and a large file
+        once a third of its rows (or, in format 2, `limit` delete files) are
+        deleted. A large file otherwise stays with its deletion vector, so a
+        compaction costs what the runs added, not the history. After an
+        erasure every data file with a deleted row is rewritten.
     -#}
     {%- set layout = visitor_lookup_listed_layout(relation) -%}
     {%- if layout is none -%}
@@ -62,20 +61,38 @@
         {{ return('') }}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.now() -%}
-    {#-
-        A statement, not run_query: an INSERT returns no result set, and
-        fetching one fails through the Thrift Server's cursor.
-    -#}
-    {%- call statement('visitor_lookup_compaction', fetch_result=False) -%}
-        insert overwrite table {{ relation }}
-        select * from {{ relation }}
-    {%- endcall -%}
+    {%- set rewrite -%}
+        call spark_catalog.system.rewrite_data_files(
+            table => '{{ relation }}',
+            options => map(
+                'min-input-files', '2',
+                'min-file-size-bytes', '{{ visitor_lookup_compaction_small_file_bytes() }}',
+                'delete-file-threshold', '{{ 1 if erasing else [limit, 1] | max }}',
+                'remove-dangling-deletes', 'true'
+            )
+        )
+    {%- endset -%}
+    {%- set rewritten = run_query(rewrite).rows[0] -%}
     {%- set after = run_query("select count(*) as files from " ~ relation ~ ".files").rows[0] -%}
     {%- do visitor_lookup_log_compaction(
         relation, layout['files'], layout['partitions'], visitor_lookup_compaction_reason(erasing, limit),
-        after['files'], started
+        after['files'], started,
+        rewritten['rewritten_data_files_count'] ~ " data files rewritten as "
+        ~ rewritten['added_data_files_count'] ~ ", " ~ rewritten['removed_delete_files_count']
+        ~ " delete files removed"
     ) -%}
     {{ return('') }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_compaction_small_file_bytes() %}
+    {#-
+        A data file under this size is rewritten by a compaction: a merge's
+        files of thousands of rows are far smaller, a first build's of
+        millions of events far larger. Rewriting a small table whole costs
+        little.
+    -#}
+    {{ return(8 * 1024 * 1024) }}
 {% endmacro %}
 
 
@@ -135,7 +152,7 @@
     {%- set after = run_query("describe detail " ~ relation).rows[0] -%}
     {%- do visitor_lookup_log_compaction(
         relation, detail['numFiles'], partitions, visitor_lookup_compaction_reason(erasing, limit),
-        after['numFiles'], started
+        after['numFiles'], started, 'OPTIMIZE'
     ) -%}
     {{ return('') }}
 {% endmacro %}
@@ -146,7 +163,7 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_log_compaction(relation, files_before, partitions, reason, files_after, started) %}
+{% macro visitor_lookup_log_compaction(relation, files_before, partitions, reason, files_after, started, how) %}
     {#- Logged, and kept for action_merge_report to add to the model's result. -#}
     {%- do store_raw_result(
         'visitor_lookup_compaction',
@@ -155,7 +172,7 @@
     ) -%}
     {%- do log(
         "Visitor lookup: compacted " ~ relation ~ ": " ~ files_before ~ " files in " ~ partitions
-        ~ " partitions (" ~ reason ~ ") rewritten as " ~ files_after ~ " in "
+        ~ " partitions (" ~ reason ~ ") compacted to " ~ files_after ~ " (" ~ how ~ ") in "
         ~ ((modules.datetime.datetime.now() - started).total_seconds() | round(1)) ~ " s",
         info=True,
     ) -%}

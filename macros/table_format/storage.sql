@@ -40,8 +40,9 @@
         lookup: added for the lookup tables, which take small merges spread
         over the whole table. A copy-on-write merge rewrites every data file
         it touches; merge-on-read marks the changed rows deleted instead
-        (Iceberg's delete files, Delta's deletion vectors), and compaction
-        folds them in later (visitor_lookup__lookup_write_mode).
+        (deletion vectors: on Iceberg, format 3's, one per data file, which
+        each merge rewrites, where format 2 added a delete file per merge),
+        and compaction folds them in later (visitor_lookup__lookup_write_mode).
     -#}
     {{ return({
         'scratch': {
@@ -57,7 +58,7 @@
                 'write.parquet.row-group-size-bytes': '8388608',
             },
             'lookup': {
-                'format-version': '2',
+                'format-version': '3',
                 'write.delete.mode': write_mode,
                 'write.update.mode': write_mode,
                 'write.merge.mode': write_mode,
