@@ -67,7 +67,7 @@
             options => map(
                 'min-input-files', '2',
                 'min-file-size-bytes', '{{ visitor_lookup_compaction_small_file_bytes() }}',
-                'delete-file-threshold', '{{ 1 if erasing else [limit, 1] | max }}',
+                'delete-file-threshold', '{{ 1 if erasing else limit }}',
                 'remove-dangling-deletes', 'true'
             )
         )

@@ -182,8 +182,8 @@ class Bench:
         logfile.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "VISITOR_LOOKUP_SCHEMA": schema, "VISITOR_LOOKUP_EVENTS_PATH": str(events)}
         event_log = logfile.parent / f"{schema}-{label}-events"
-        shutil.rmtree(event_log, ignore_errors=True)
         if scanned:
+            shutil.rmtree(event_log, ignore_errors=True)
             java_options = f"{java_options} {event_log_options(event_log)}"
         if java_options:
             before = env.get("VISITOR_LOOKUP_JAVA_OPTIONS", "")

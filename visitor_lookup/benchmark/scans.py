@@ -1,8 +1,8 @@
 """How many times a dbt process read each table, from the Spark event log the benchmark has it write.
 
-A scan is a leaf of a query's final physical plan that reads the table's data (Iceberg's `BatchScan`,
-a file scan on Delta); its metadata tables (`.files`, `.snapshots`) are not counted. A scan reused by
-Spark within one query (a reused exchange or subquery) counts once.
+A scan is a leaf of a query's final physical plan that reads the table's data: Iceberg's `BatchScan`, or a
+file scan named by its table, as of a Parquet table (Delta's scans are not checked yet). Metadata tables
+(`.files`, `.snapshots`) are not counted. A scan Spark reuses within one query counts once.
 """
 
 from __future__ import annotations
