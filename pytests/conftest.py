@@ -273,11 +273,17 @@ class Scenario:
             )
 
     @contextmanager
-    def table_replaced_by_incompatible_one(self, name: str) -> Iterator[None]:
-        """Someone changed a table under us: merges into it fail until the block ends."""
+    def table_replaced_by_incompatible_one(self, name: str, column: str = "vcid_first_two") -> Iterator[None]:
+        """Someone changed a column's type under us: merges into the table fail until the block ends.
+
+        The copy keeps the rows and the other columns, so a read of those (the stored rows of the
+        touched cookies, read before any merge) gives what the table would have.
+        """
         self.sql(f"alter table {{schema}}.{name} rename to {{schema}}.{name}_saved")
-        columns = "visitor_cookie_id string, injected string"
-        self.sql(f"create table {{schema}}.{name} ({columns}) using {table_format()}")
+        columns = [row.col_name for row in self.sql(f"show columns in {{schema}}.{name}_saved")]
+        chosen = ", ".join(f"cast(null as int) as {c}" if c == column else c for c in columns)
+        saved = f"{{schema}}.{name}_saved"
+        self.sql(f"create table {{schema}}.{name} using {table_format()} as select {chosen} from {saved}")
         try:
             yield
         finally:

@@ -22,6 +22,9 @@ SCRATCH_TABLES = (
     "base_erased_events_this_run",
     "base_events_this_run",
     "base_cookie_changes_this_run",
+    "base_stored_lookup_rows_this_run",
+    "base_first_date_changes_this_run",
+    "base_user_mapping_changes_this_run",
 )
 
 

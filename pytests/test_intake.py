@@ -310,7 +310,7 @@ def test_failed_model_keeps_its_manifest_entry_and_next_run_catches_up(scenario:
         Raw("b3", "  ", "u3", ts("2026-01-06 11:00"), ts("2026-01-06 11:00")),
     ]
     scenario.write_events(second)
-    with scenario.table_replaced_by_incompatible_one("quarantined_events"):
+    with scenario.table_replaced_by_incompatible_one("quarantined_events", "quarantine_key"):
         scenario.dbt("run", vars=VARS, ok=False)
 
     assert scenario.manifest() == {
@@ -353,7 +353,7 @@ def test_events_without_loaded_at_are_read_from_the_files_written_since_the_lowe
         Raw("n2", "c3", None, ts("2026-01-06 10:00"), None),
     ]
     second_file = dropped(second, ts("2026-01-06 10:01"))
-    with scenario.table_replaced_by_incompatible_one("quarantined_events"):
+    with scenario.table_replaced_by_incompatible_one("quarantined_events", "quarantine_key"):
         scenario.dbt("run", vars=VARS, ok=False)
     scenario.dbt("run", vars=VARS)
     assert limits(scenario) == (3, ts("2026-01-05 04:00"), ts("2026-01-06 10:00"))

@@ -131,6 +131,9 @@ class History:
 
 def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) -> None:
     first, second, third = random_arrivals(seed=5, batches=3)
+    # a new cookie, anonymous: the third run has a span to write, and no user to change
+    latest = max((raw for raw in third if raw.loaded_at and raw.landed), key=lambda raw: raw.loaded_at)
+    third = [*third, Raw("new-span", "new-cookie", None, latest.landed, latest.loaded_at)]
     expired = 0 if table_format() == "iceberg" else None  # the default retention: nothing is due yet
     history = History(scenario)
 
@@ -179,7 +182,7 @@ def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) 
     )
 
     # the spans' merge fails: first_dates and user_mapping are merged (this batch changes no user), the
-    # spans fail
+    # spans, which have the new cookie's span to write, fail
     scenario.write_events(third)
     with scenario.table_replaced_by_incompatible_one("visitor_lookup_spans"):
         scenario.dbt("run", vars=VARS, ok=False)

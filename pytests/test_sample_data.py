@@ -21,7 +21,7 @@ import pytest
 from visitor_lookup import generate
 from visitor_lookup.benchmark.report import chart_svg
 from visitor_lookup.benchmark.runs import new_events
-from visitor_lookup.benchmark.scans import event_log_options, table_scans
+from visitor_lookup.benchmark.scans import event_log_options, scanned_tables, table_scans
 from visitor_lookup.benchmark.targets import assess_targets, target_line
 from visitor_lookup.generate import write_batches
 
@@ -206,6 +206,20 @@ def test_the_benchmark_counts_each_scan_of_a_table_in_a_process_s_spark_event_lo
     subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
 
     assert table_scans(tmp_path / "events", "s", ["t", "u", "v"]) == {"t": 4, "u": 1, "v": 0}
+
+
+def test_a_compaction_s_read_of_the_files_it_rewrites_is_no_scan_of_the_table() -> None:
+    # Two leaves of a benchmark run's event log (Iceberg 1.12): a model's read, then rewrite_data_files'.
+    def leaf(text: str) -> dict:
+        return {"nodeName": text.split("[")[0], "simpleString": text, "children": []}
+
+    read = leaf("BatchScan spark_catalog.s.first_dates[visitor_cookie_id#4303, first_date#4304] IcebergScan(")
+    rewrite = leaf(
+        "BatchScan spark_catalog.s.first_dates[visitor_cookie_id#7165, _row_id#7169L] "
+        "IcebergStagedScan(table=spark_catalog.s.first_dates, taskSetID=beb5f32a)"
+    )
+    plan = {"nodeName": "Union", "simpleString": "Union", "children": [read, rewrite]}
+    assert list(scanned_tables(plan)) == [("s", "first_dates")]
 
 
 def benchmark_result(

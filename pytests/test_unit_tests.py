@@ -1,7 +1,7 @@
 """The models' dbt unit tests (`unit_tests:` in the models' YAML), run by dbt on real Spark.
 
-Each states one rule by example: the cookies a run touches, first_dates' and user_mapping's change
-sets on an incremental run (with a `this` fixture for the stored rows), and the view visitor_lookup.
+Each states one rule by example: the cookies a run touches, first_dates' and user_mapping's rows after
+an incremental run (from the stored rows as the run read them), and the view visitor_lookup.
 The plain-Python reference tests hold the same rules over random arrivals.
 """
 

@@ -57,7 +57,9 @@
         catalog's class (spark.sql.catalog.spark_catalog; Spark puts a
         setting's value in place of ${name}, an unset one stays as written);
         the prefix length of a stored key that does not follow
-        visitor_lookup__partition_prefix_length; and, but for dbt test,
+        visitor_lookup__partition_prefix_length (a table property dbt's
+        listing shows, or on a table built before 0.9.0 one row of
+        first_dates); and, but for dbt test,
         erasure_requests' bad requests (no request_id, or neither id), its
         requests and how many are pending (not in erasure_log yet), and the
         rows erased_cookies keeps (only its own model writes it, later); on a
@@ -80,7 +82,13 @@
         {{ return(cache['start facts']) }}
     {%- endif -%}
     {%- set first_dates = visitor_lookup_existing(visitor_lookup_model_relation('first_dates')) -%}
-    {%- set check_prefix = first_dates is not none and not flags.FULL_REFRESH -%}
+    {#- The lookup tables carry their key's prefix length; one built before 0.9.0 is read instead. -#}
+    {%- set listed_prefix_length = visitor_lookup_listed_property(first_dates, 'visitor_lookup.partition_prefix_length')
+        if first_dates is not none else none -%}
+    {%- set check_prefix = first_dates is not none and not flags.FULL_REFRESH and listed_prefix_length is none -%}
+    {%- set prefix_length = visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
+    {%- set listed_prefix_differs = listed_prefix_length is not none and not flags.FULL_REFRESH
+        and listed_prefix_length | int != prefix_length -%}
     {%- set requests = visitor_lookup_existing(visitor_lookup_erasure_requests_relation()) -%}
     {%- set read_requests = requests is not none and flags.WHICH != 'test' -%}
     {%- set erasure_log = visitor_lookup_existing(visitor_lookup_model_relation('erasure_log')) -%}
@@ -174,7 +182,8 @@
     {%- set facts = {
         'single_process_metastore': target.type == 'spark' and row['single_process_metastore'] == 'true',
         'session_catalog': row['session_catalog'] if target.type == 'spark' else '',
-        'stored_prefix_length': row['stored_prefix_length'] if check_prefix else none,
+        'stored_prefix_length': row['stored_prefix_length'] if check_prefix
+            else listed_prefix_length | int if listed_prefix_differs else none,
         'bad_requests': (row['bad_requests'] or '') if read_requests else '',
         'requests': row['requests'] if read_requests else 0,
         'pending_requests': row['pending_requests'] if read_requests else 0,

@@ -15,7 +15,9 @@
     shuffling all of it, as any WHEN NOT MATCHED clause makes it do), and its
     inserts are appended with INSERT INTO, without joining the table at all.
     Those are two commits: a failure between them fails the model, and the
-    next run, which compares with what is stored, completes it.
+    next run, which compares with what is stored, completes it. A model
+    whose change set a per-run model of the run computed already (meta
+    visitor_lookup_change_set_stored) is merged from its query as it is.
 
     Why this shape: close, insert and delete in one pass is what SCD2 under
     late data needs, and Spark rejects subqueries in MERGE conditions and
@@ -78,15 +80,17 @@
 {% endmaterialization %}
 
 
-{% macro visitor_lookup_is_incremental() %}
+{% macro visitor_lookup_is_incremental(model_name=none) %}
     {#-
         dbt's is_incremental() for models materialized as action_merge: true
-        when the model's table exists and this is no --full-refresh.
+        when the model's table (or model_name's, for a per-run model that
+        prepares its merge) exists and this is no --full-refresh.
     -#}
     {%- if not execute -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- set relation = adapter.get_relation(this.database, this.schema, this.identifier) -%}
+    {%- set model_table = visitor_lookup_model_relation(model_name) if model_name else this -%}
+    {%- set relation = adapter.get_relation(model_table.database, model_table.schema, model_table.identifier) -%}
     {{ return(relation is not none and relation.type == 'table' and not should_full_refresh()) }}
 {% endmacro %}
 

@@ -14,9 +14,16 @@
     {%- do action_merge_add_columns(target) -%}
     {#-
         Written, not a cached view: Spark drops the cache of every plan that
-        reads the target as soon as the MERGE writes it.
+        reads the target as soon as the MERGE writes it. A model whose query
+        only filters a per-run table (meta visitor_lookup_change_set_stored)
+        has its change set written already: the query is read as it is.
     -#}
-    {%- set changes = adapter.dispatch('action_merge_write_changes', 'visitor_lookup')(target, query) -%}
+    {%- set stored = config.get('meta', {}).get('visitor_lookup_change_set_stored', false) -%}
+    {%- if stored -%}
+        {%- set changes = '(' ~ query ~ '\n) as change_set' -%}
+    {%- else -%}
+        {%- set changes = adapter.dispatch('action_merge_write_changes', 'visitor_lookup')(target, query) -%}
+    {%- endif -%}
     {%- set counting -%}
         select
             count_if(merge_action = 'insert') as inserted,
@@ -40,7 +47,9 @@
             select {{ columns | join(', ') }} from {{ changes }} where merge_action = 'insert'
         {%- endcall -%}
     {%- endif -%}
-    {%- do adapter.dispatch('action_merge_clear_changes', 'visitor_lookup')(target) -%}
+    {%- if not stored -%}
+        {%- do adapter.dispatch('action_merge_clear_changes', 'visitor_lookup')(target) -%}
+    {%- endif -%}
 {% endmacro %}
 
 

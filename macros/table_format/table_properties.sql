@@ -37,6 +37,9 @@
     {%- do chosen.update(properties['kept']) -%}
     {%- if kind == 'lookup' -%}
         {%- do chosen.update(properties['lookup']) -%}
+        {#- Shown by dbt's listing: a run checks the var against it without reading the table. -#}
+        {%- do chosen.update({'visitor_lookup.partition_prefix_length':
+            visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) | string}) -%}
     {%- endif -%}
     {%- for name, value in visitor_lookup_configured_properties(configured).items() -%}
         {%- if kind == 'lookup' and name in properties['lookup'] and value != chosen[name] -%}

@@ -1,11 +1,12 @@
-{% macro visitor_lookup_this_or_empty(columns) %}
+{% macro visitor_lookup_this_or_empty(columns, model_name=none) %}
     {#-
-        What an incremental model has stored so far: the table itself, or on
-        the first build (and --full-refresh) an empty relation with the given
-        columns ({name: type}, in order), so one query serves both.
+        What an incremental model (this one, or model_name) has stored so
+        far: the table itself, or on the first build (and --full-refresh) an
+        empty relation with the given columns ({name: type}, in order), so
+        one query serves both.
     -#}
-    {%- if visitor_lookup_is_incremental() -%}
-        {{ return(this) }}
+    {%- if visitor_lookup_is_incremental(model_name) -%}
+        {{ return(visitor_lookup_model_relation(model_name) if model_name else this) }}
     {%- endif -%}
     {{ return(visitor_lookup_empty_relation(columns)) }}
 {% endmacro %}

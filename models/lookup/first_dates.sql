@@ -1,109 +1,37 @@
 {#-
-    One row per cookie: the earliest landed of any of its valid events.
-    A run changes only the cookies it touches: the first date moves earlier
-    when an earlier event arrives; it is recounted from the stored events only
-    when a replaced copy may have held it, and the row is deleted when the
-    cookie has no event left.
+    One row per cookie: the earliest landed of any of its valid events. A run
+    merges the changes base_first_date_changes_this_run computed for the
+    cookies it touches.
 -#}
 {{
     config(
         schema=visitor_lookup_schema(),
         unique_key=['vcid_first_two', 'visitor_cookie_id'],
         partition_by=visitor_lookup_lookup_partition_by(),
-        meta={'visitor_lookup_table_properties': 'lookup'},
+        meta={'visitor_lookup_table_properties': 'lookup', 'visitor_lookup_change_set_stored': true},
         tags=['visitor_lookup_incremental'],
     )
 }}
 
-{%- set changes_relation = ref('visitor_lookup', 'base_cookie_changes_this_run') -%}
-{%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
+{%- set bounds = visitor_lookup_change_bounds(ref('visitor_lookup', 'base_cookie_changes_this_run')) %}
 
 {{ action_merge_nothing_to_merge(visitor_lookup_is_incremental() and bounds.no_cookie_touched) }}
 
-with changes as (
+with first_date_changes as (
     select
-        visitor_cookie_id,
-        vcid_first_two,
-        earliest_new_landed,
-        earliest_removed_landed
-    from {{ changes_relation }}
-    -- false when the run touches no cookie: Spark then plans nothing at all
-    where {{ bounds.touched }}
-),
-
-stored_first_dates as (
-    -- only the touched cookies' rows: a semi join streams the table past the
-    -- broadcast changes, where the left join below would shuffle all of it
-    select
-        visitor_cookie_id,
-        first_date
-    from {{ visitor_lookup_this_or_empty({'visitor_cookie_id': 'string', 'first_date': 'timestamp'}) }}
-    where visitor_cookie_id in (select changes.visitor_cookie_id from changes)
-),
-
-stored_events as (
-    select
-        visitor_cookie_id,
-        landed
-    from {{ ref('visitor_lookup', 'processed_events') }}
-    where {{ bounds.earliest_removed_landed }} is not null
-),
-
-candidates as (
-    select
-        changes.visitor_cookie_id,
-        changes.vcid_first_two,
-        stored_first_dates.first_date as stored_first_date,
-        least(stored_first_dates.first_date, changes.earliest_new_landed) as moved_first_date,
-        coalesce(changes.earliest_removed_landed <= stored_first_dates.first_date, false) as needs_recount
-    from changes
-    left join stored_first_dates
-        on changes.visitor_cookie_id = stored_first_dates.visitor_cookie_id
-),
-
-recounted_first_dates as (
-    select
-        stored_events.visitor_cookie_id,
-        min(stored_events.landed) as first_date
-    from stored_events
-    inner join candidates
-        on stored_events.visitor_cookie_id = candidates.visitor_cookie_id
-    where candidates.needs_recount
-    group by stored_events.visitor_cookie_id
-),
-
-resolved_first_dates as (
-    select
-        candidates.visitor_cookie_id,
-        candidates.vcid_first_two,
-        candidates.stored_first_date,
-        case
-            when candidates.needs_recount then recounted_first_dates.first_date
-            else candidates.moved_first_date
-        end as first_date
-    from candidates
-    left join recounted_first_dates
-        on candidates.visitor_cookie_id = recounted_first_dates.visitor_cookie_id
-),
-
-first_date_changes as (
-    select
+        merge_action,
         visitor_cookie_id,
         first_date,
-        vcid_first_two,
-        case
-            when first_date is null then 'delete'
-            when stored_first_date is null then 'insert'
-            else 'update'
-        end as merge_action
-    from resolved_first_dates
-    where first_date is distinct from stored_first_date
+        first_day,
+        vcid_first_two
+    from {{ ref('visitor_lookup', 'base_first_date_changes_this_run') }}
+    where merge_action != 'keep'
 )
 
 select
     merge_action,
     visitor_cookie_id,
     first_date,
-    {{ visitor_lookup_utc_date('first_date') }} as first_day,
+    first_day,
     vcid_first_two
 from first_date_changes

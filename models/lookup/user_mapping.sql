@@ -1,203 +1,33 @@
 {#-
-    Type-2 history of the user behind each cookie: a row starts at every
-    instant whose user differs from the previous instant's (spec §4).
-
-    A run rebuilds each touched cookie from the earliest instant its new
-    events (or a replaced copy) can change: it starts from the stored row in
-    effect just before that instant, re-reads the cookie's stored events with
-    a user from that instant on, and emits only the rows that differ from the
-    table (inserts, updates) and the stored rows that no longer exist (deletes).
-    A full build reads every stored event with a user, without joining them
-    with the run's changes (which then hold every cookie).
+    Type-2 history of the user behind each cookie (spec §4). A run merges
+    the changes base_user_mapping_changes_this_run computed for the cookies
+    whose user history it may change.
 -#}
 {{
     config(
         schema=visitor_lookup_schema(),
         unique_key=['vcid_first_two', 'visitor_cookie_id', 'valid_start_date'],
         partition_by=visitor_lookup_lookup_partition_by(),
-        meta={'visitor_lookup_table_properties': 'lookup'},
+        meta={'visitor_lookup_table_properties': 'lookup', 'visitor_lookup_change_set_stored': true},
         tags=['visitor_lookup_incremental'],
     )
 }}
 
-{%- set changes_relation = ref('visitor_lookup', 'base_cookie_changes_this_run') -%}
-{%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
+{%- set bounds = visitor_lookup_change_bounds(ref('visitor_lookup', 'base_cookie_changes_this_run')) %}
 
 {{ action_merge_nothing_to_merge(visitor_lookup_is_incremental() and bounds.no_user_changed) }}
 
-with changes as (
+with row_changes as (
     select
-        visitor_cookie_id,
-        vcid_first_two,
-        user_changed_from
-    from {{ changes_relation }}
-    -- the literal is NULL when no user history changes: Spark then plans nothing at all
-    where user_changed_from is not null and {{ bounds.user_changed_from }} is not null
-),
-
-stored_rows as (
-    select
-        visitor_cookie_id,
-        user_id,
-        valid_start_date,
-        valid_end_date,
-        is_current
-    from {{ visitor_lookup_this_or_empty({
-        'visitor_cookie_id': 'string',
-        'user_id': 'string',
-        'valid_start_date': 'timestamp',
-        'valid_end_date': 'timestamp',
-        'is_current': 'boolean',
-    }) }}
-),
-
-stored_events_with_user as (
-    select
-        event_id,
-        visitor_cookie_id,
-        user_id,
-        landed
-    from {{ ref('visitor_lookup', 'processed_events') }}
-    where user_id is not null and landed >= {{ bounds.user_changed_from }}
-),
-
-touched_rows as (
-    -- each stored row of the touched cookies with the start of its cookie's row in effect just
-    -- before the change: a window, where a ranking joined back planned a read of the table per use
-    select
-        stored_rows.visitor_cookie_id,
-        stored_rows.user_id,
-        stored_rows.valid_start_date,
-        stored_rows.valid_end_date,
-        stored_rows.is_current,
-        changes.user_changed_from,
-        max(case when stored_rows.valid_start_date < changes.user_changed_from then stored_rows.valid_start_date end)
-            over (partition by stored_rows.visitor_cookie_id)
-            as start_in_effect_before_change
-    from stored_rows
-    inner join changes
-        on stored_rows.visitor_cookie_id = changes.visitor_cookie_id
-),
-
-row_in_effect_before_change as (
-    select
-        visitor_cookie_id,
-        user_id,
-        valid_start_date
-    from touched_rows
-    where valid_start_date = start_in_effect_before_change
-),
-
-rows_in_scope as (
-    -- every stored row the rebuild may replace: from the row in effect before the change on
-    select
-        visitor_cookie_id,
-        user_id,
-        valid_start_date,
-        valid_end_date,
-        is_current
-    from touched_rows
-    where valid_start_date >= coalesce(start_in_effect_before_change, user_changed_from)
-),
-
-events_since_change as (
-    select
-        stored_events_with_user.event_id,
-        stored_events_with_user.visitor_cookie_id,
-        stored_events_with_user.user_id,
-        stored_events_with_user.landed
-    from stored_events_with_user
-    {% if visitor_lookup_is_incremental() -%}
-    inner join changes
-        on stored_events_with_user.visitor_cookie_id = changes.visitor_cookie_id
-    where stored_events_with_user.landed >= changes.user_changed_from
-    {%- endif %}
-),
-
-timeline as (
-    -- the row in effect before the change, then the events since, which all come later
-    select
-        visitor_cookie_id,
-        valid_start_date as instant,
-        user_id,
-        cast(null as string) as event_id
-    from row_in_effect_before_change
-    union all
-    select
-        visitor_cookie_id,
-        landed as instant,
-        user_id,
-        event_id
-    from events_since_change
-),
-
-timeline_with_previous_instant as (
-    -- one sort of each cookie's timeline serves every window below (a
-    -- grouping by instant first shuffled and sorted the events twice more)
-    select
-        visitor_cookie_id,
-        instant,
-        user_id,
-        lag(instant) over (partition by visitor_cookie_id order by instant asc, event_id desc) as previous_instant
-    from timeline
-),
-
-user_per_instant as (
-    -- several events at one instant: the greatest event_id names the user
-    select
-        visitor_cookie_id,
-        instant,
-        user_id
-    from timeline_with_previous_instant
-    where previous_instant is null or previous_instant != instant
-),
-
-timeline_with_previous_user as (
-    select
-        visitor_cookie_id,
-        instant,
-        user_id,
-        lag(user_id) over (partition by visitor_cookie_id order by instant) as previous_user_id
-    from user_per_instant
-),
-
-user_switches as (
-    select
-        visitor_cookie_id,
-        instant,
-        user_id
-    from timeline_with_previous_user
-    where previous_user_id is null or previous_user_id != user_id
-),
-
-rebuilt_rows as (
-    select
-        visitor_cookie_id,
-        user_id,
-        instant as valid_start_date,
-        lead(instant) over (partition by visitor_cookie_id order by instant)
-        - interval 1 microsecond as valid_end_date,
-        lead(instant) over (partition by visitor_cookie_id order by instant) is null as is_current
-    from user_switches
-),
-
-row_changes as (
-    {{ action_merge_changes(
-        'rebuilt_rows', 'rows_in_scope',
-        ['visitor_cookie_id', 'valid_start_date'], ['user_id', 'valid_end_date', 'is_current']
-    ) }}
-),
-
-keyed_changes as (
-    select
+        merge_action,
         visitor_cookie_id,
         user_id,
         valid_start_date,
         valid_end_date,
         is_current,
-        {{ visitor_lookup_partition_key('visitor_cookie_id') }} as vcid_first_two,
-        merge_action
-    from row_changes
+        vcid_first_two
+    from {{ ref('visitor_lookup', 'base_user_mapping_changes_this_run') }}
+    where merge_action != 'keep'
 )
 
 select
@@ -208,4 +38,4 @@ select
     valid_end_date,
     is_current,
     vcid_first_two
-from keyed_changes
+from row_changes

@@ -5,8 +5,11 @@
     before the first login belongs to the first user). The current span is
     stored open (valid_end_date NULL): the view visitor_lookup closes it at
     the processed-through watermark, so a run rewrites only touched cookies
-    instead of every current row. A full build rebuilds every cookie, so it
-    reads the two tables without joining them with the run's changes.
+    instead of every current row. A run reads the touched cookies' first
+    dates and user rows after its merges where the run computed them (the
+    per-run changes of first_dates and user_mapping, kept rows included),
+    not in the two tables; a full build rebuilds every cookie from the two
+    tables.
 -#}
 {{
     config(
@@ -18,62 +21,72 @@
     )
 }}
 
-{%- set changes_relation = ref('visitor_lookup', 'base_cookie_changes_this_run') -%}
-{%- set bounds = visitor_lookup_change_bounds(changes_relation) %}
+{%- set bounds = visitor_lookup_change_bounds(ref('visitor_lookup', 'base_cookie_changes_this_run')) -%}
+{#- Each set here, outside the branches, so that dbt sees every dependency when it parses. -#}
+{%- set first_date_changes = ref('visitor_lookup', 'base_first_date_changes_this_run') -%}
+{%- set user_mapping_changes = ref('visitor_lookup', 'base_user_mapping_changes_this_run') -%}
+{%- set first_dates = ref('visitor_lookup', 'first_dates') -%}
+{%- set user_mapping = ref('visitor_lookup', 'user_mapping') %}
 
 {{ action_merge_nothing_to_merge(visitor_lookup_is_incremental() and bounds.no_cookie_touched) }}
 
-with changes as (
-    select visitor_cookie_id
-    from {{ changes_relation }}
-    -- false when the run touches no cookie: Spark then plans nothing at all
-    where {{ bounds.touched }}
+with cookie_first_dates as (
+    -- a run's touched cookies after its merges, as the run computed them; a full build's every cookie
+    {% if visitor_lookup_is_incremental() -%}
+    select
+        visitor_cookie_id,
+        first_date
+    from {{ first_date_changes }}
+    where merge_action != 'delete'
+    {%- else -%}
+    select
+        visitor_cookie_id,
+        first_date
+    from {{ first_dates }}
+    {%- endif %}
 ),
 
-cookie_first_dates as (
-    select
-        first_dates.visitor_cookie_id,
-        first_dates.first_date
-    from {{ ref('visitor_lookup', 'first_dates') }} as first_dates
+user_rows as (
     {% if visitor_lookup_is_incremental() -%}
-    inner join changes
-        on first_dates.visitor_cookie_id = changes.visitor_cookie_id
+    select
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current
+    from {{ user_mapping_changes }}
+    where merge_action != 'delete'
+    {%- else -%}
+    select
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current
+    from {{ user_mapping }}
     {%- endif %}
 ),
 
 cookie_user_rows as (
     select
-        user_mapping.visitor_cookie_id,
-        user_mapping.user_id,
-        user_mapping.valid_start_date,
-        user_mapping.valid_end_date,
-        user_mapping.is_current,
-        row_number() over (
-            partition by user_mapping.visitor_cookie_id order by user_mapping.valid_start_date
-        ) as row_position
-    from {{ ref('visitor_lookup', 'user_mapping') }} as user_mapping
-    {% if visitor_lookup_is_incremental() -%}
-    inner join changes
-        on user_mapping.visitor_cookie_id = changes.visitor_cookie_id
-    {%- endif %}
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current,
+        row_number() over (partition by visitor_cookie_id order by valid_start_date) as row_position
+    from user_rows
 ),
 
 stored_spans as (
     select
-        spans.visitor_cookie_id,
-        spans.user_id,
-        spans.valid_start_date,
-        spans.valid_end_date,
-        spans.is_current
-    from {{ visitor_lookup_this_or_empty({
-        'visitor_cookie_id': 'string',
-        'user_id': 'string',
-        'valid_start_date': 'timestamp',
-        'valid_end_date': 'timestamp',
-        'is_current': 'boolean',
-    }) }} as spans
-    inner join changes
-        on spans.visitor_cookie_id = changes.visitor_cookie_id
+        visitor_cookie_id,
+        user_id,
+        valid_start_date,
+        valid_end_date,
+        is_current
+    from {{ ref('visitor_lookup', 'base_stored_lookup_rows_this_run') }}
+    where lookup_table = 'visitor_lookup_spans'
 ),
 
 rebuilt_spans as (

@@ -2,7 +2,9 @@
 
 A scan is a leaf of a query's final physical plan that reads the table's data: Iceberg's `BatchScan`, or a
 file scan named by its table, as of a Parquet table (Delta's scans are not checked yet). Metadata tables
-(`.files`, `.snapshots`) are not counted. A scan Spark reuses within one query counts once.
+(`.files`, `.snapshots`) are not counted, nor is a compaction's read of the files it rewrites (Iceberg's
+staged scan of one file group: the small files and those full of deletes, not the table). A scan Spark
+reuses within one query counts once.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ ADAPTIVE_UPDATE = "org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveExe
 # The table a scan node reads: "BatchScan spark_catalog.s.t" (Iceberg), "Scan parquet spark_catalog.s.t"
 # (a file scan), each possibly followed by more of the node's description.
 SCANNED_TABLE = re.compile(r"^(?:BatchScan|Scan \w+) (?:\w+\.)?(\w+)\.(\w+)(?:\s|\[|$)")
+# How rewrite_data_files reads the file group it rewrites.
+STAGED_SCAN = "IcebergStagedScan("
 
 
 def event_log_options(folder: Path) -> str:
@@ -48,6 +52,8 @@ def scanned_tables(plan: dict) -> Iterable[tuple[str, str]]:
     if plan["nodeName"].startswith("Reused"):
         return
     if not plan["children"]:
+        if STAGED_SCAN in plan["simpleString"]:
+            return
         for text in (plan["nodeName"], plan["simpleString"]):
             matched = SCANNED_TABLE.match(text)
             if matched:
