@@ -99,7 +99,10 @@ def test_the_per_format_macros_resolve_for_databricks(tmp_path: Path) -> None:
         "table_format": "delta",
         "scratch_file_format": "delta",
         "drop_purge": "",  # Databricks' DROP TABLE has no PURGE clause
-        "lookup_table_properties": {"delta.enableDeletionVectors": "false"},  # copy-on-write, Delta's default
+        "lookup_table_properties": {  # copy-on-write, Delta's default
+            "delta.enableDeletionVectors": "false",
+            "visitor_lookup.partition_prefix_length": "2",
+        },
     }
 
 

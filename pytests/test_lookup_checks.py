@@ -69,7 +69,8 @@ def test_a_standard_run_writes_only_the_rows_it_changes(history: Scenario, table
 
 
 def test_a_standard_run_reads_stored_events_only_from_the_earliest_change(history: Scenario) -> None:
-    compiled = next(Path(history.target_dir).glob("compiled/**/lookup/user_mapping.sql")).read_text()
+    rebuild = "compiled/**/lookup/base_user_mapping_changes_this_run.sql"
+    compiled = next(Path(history.target_dir).glob(rebuild)).read_text()
     plan = "\n".join(
         row[0] for row in history.sql("explain formatted " + compiled.replace("{", "{{").replace("}", "}}"))
     )

@@ -20,6 +20,7 @@
     -#}
     {%- set stored = config.get('meta', {}).get('visitor_lookup_change_set_stored', false) -%}
     {%- if stored -%}
+        {%- do action_merge_drop_leftover_changes(target) -%}
         {%- set changes = '(' ~ query ~ '\n) as change_set' -%}
     {%- else -%}
         {%- set changes = adapter.dispatch('action_merge_write_changes', 'visitor_lookup')(target, query) -%}
@@ -47,7 +48,12 @@
             select {{ columns | join(', ') }} from {{ changes }} where merge_action = 'insert'
         {%- endcall -%}
     {%- endif -%}
-    {%- if not stored -%}
+    {#-
+        A model whose change set is stored has no folder of its own to clear;
+        one an earlier version left may hold erased events, so a run that
+        erases clears it too.
+    -#}
+    {%- if not stored or visitor_lookup_erasing() -%}
         {%- do adapter.dispatch('action_merge_clear_changes', 'visitor_lookup')(target) -%}
     {%- endif -%}
 {% endmacro %}
@@ -67,13 +73,7 @@
         table an earlier version of the project left under that name goes
         first, with its files.
     -#}
-    {%- set table = action_merge_changes_table(target) -%}
-    {%- set leftover = adapter.get_relation(table.database, table.schema, table.identifier) -%}
-    {%- if leftover is not none -%}
-        {%- call statement('action_merge_drop_leftover_changes') -%}
-            drop table if exists {{ leftover }} {{ visitor_lookup_drop_purge() }}
-        {%- endcall -%}
-    {%- endif -%}
+    {%- do action_merge_drop_leftover_changes(target) -%}
     {%- set folder = action_merge_changes_folder(target) ~ '/' ~ invocation_id -%}
     {%- set file_format = visitor_lookup_scratch_file_format() -%}
     {%- call statement('action_merge_write_changes') -%}
@@ -82,6 +82,21 @@
         {{ query }}
     {%- endcall -%}
     {{ return(file_format ~ '.`' ~ folder ~ '`') }}
+{% endmacro %}
+
+
+{% macro action_merge_drop_leftover_changes(target) %}
+    {#-
+        The table an earlier version wrote the model's change set to, dropped
+        with its files when dbt's listing has it: no statement otherwise.
+    -#}
+    {%- set table = action_merge_changes_table(target) -%}
+    {%- set leftover = adapter.get_relation(table.database, table.schema, table.identifier) -%}
+    {%- if leftover is not none -%}
+        {%- call statement('action_merge_drop_leftover_changes') -%}
+            drop table if exists {{ leftover }} {{ visitor_lookup_drop_purge() }}
+        {%- endcall -%}
+    {%- endif -%}
 {% endmacro %}
 
 

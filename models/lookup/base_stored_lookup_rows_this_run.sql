@@ -30,38 +30,8 @@ with touched_cookies as (
     where {{ bounds.touched }}
 ),
 
-stored_first_dates as (
-    -- a semi join streams each table past the broadcast cookies
-    select
-        visitor_cookie_id,
-        first_date
-    from {{ visitor_lookup_this_or_empty({'visitor_cookie_id': 'string', 'first_date': 'timestamp'}, 'first_dates') }}
-    where visitor_cookie_id in (select touched_cookies.visitor_cookie_id from touched_cookies)
-),
-
-stored_user_rows as (
-    select
-        visitor_cookie_id,
-        user_id,
-        valid_start_date,
-        valid_end_date,
-        is_current
-    from {{ visitor_lookup_this_or_empty(row_columns, 'user_mapping') }}
-    where visitor_cookie_id in (select touched_cookies.visitor_cookie_id from touched_cookies)
-),
-
-stored_spans as (
-    select
-        visitor_cookie_id,
-        user_id,
-        valid_start_date,
-        valid_end_date,
-        is_current
-    from {{ visitor_lookup_this_or_empty(row_columns, 'visitor_lookup_spans') }}
-    where visitor_cookie_id in (select touched_cookies.visitor_cookie_id from touched_cookies)
-),
-
 stored_rows as (
+    -- a semi join streams each table past the broadcast cookies
     select
         'first_dates' as lookup_table,
         visitor_cookie_id,
@@ -70,27 +40,21 @@ stored_rows as (
         cast(null as timestamp) as valid_start_date,
         cast(null as timestamp) as valid_end_date,
         cast(null as boolean) as is_current
-    from stored_first_dates
+    from {{ visitor_lookup_this_or_empty({'visitor_cookie_id': 'string', 'first_date': 'timestamp'}, 'first_dates') }}
+    where visitor_cookie_id in (select touched_cookies.visitor_cookie_id from touched_cookies)
+    {%- for table in ['user_mapping', 'visitor_lookup_spans'] %}
     union all
     select
-        'user_mapping' as lookup_table,
+        '{{ table }}' as lookup_table,
         visitor_cookie_id,
         cast(null as timestamp) as first_date,
         user_id,
         valid_start_date,
         valid_end_date,
         is_current
-    from stored_user_rows
-    union all
-    select
-        'visitor_lookup_spans' as lookup_table,
-        visitor_cookie_id,
-        cast(null as timestamp) as first_date,
-        user_id,
-        valid_start_date,
-        valid_end_date,
-        is_current
-    from stored_spans
+    from {{ visitor_lookup_this_or_empty(row_columns, table) }}
+    where visitor_cookie_id in (select touched_cookies.visitor_cookie_id from touched_cookies)
+    {%- endfor %}
 )
 
 select
