@@ -28,6 +28,7 @@ import shutil
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from itertools import takewhile
 from pathlib import Path
 
 import pyarrow as pa
@@ -280,7 +281,8 @@ class Scenario:
         touched cookies, read before any merge) gives what the table would have.
         """
         self.sql(f"alter table {{schema}}.{name} rename to {{schema}}.{name}_saved")
-        columns = [row.col_name for row in self.sql(f"show columns in {{schema}}.{name}_saved")]
+        described = self.sql(f"describe table {{schema}}.{name}_saved")  # columns, then a blank or "#" row
+        columns = [row.col_name for row in takewhile(lambda row: row.col_name[:1] not in "#", described)]
         chosen = ", ".join(f"cast(null as int) as {c}" if c == column else c for c in columns)
         saved = f"{{schema}}.{name}_saved"
         self.sql(f"create table {{schema}}.{name} using {table_format()} as select {chosen} from {saved}")
