@@ -282,7 +282,8 @@ class Scenario:
         """
         self.sql(f"alter table {{schema}}.{name} rename to {{schema}}.{name}_saved")
         described = self.sql(f"describe table {{schema}}.{name}_saved")  # columns, then a blank or "#" row
-        columns = [row.col_name for row in takewhile(lambda row: row.col_name[:1] not in "#", described)]
+        listed = takewhile(lambda row: row.col_name and not row.col_name.startswith("#"), described)
+        columns = [row.col_name for row in listed]
         chosen = ", ".join(f"cast(null as int) as {c}" if c == column else c for c in columns)
         saved = f"{{schema}}.{name}_saved"
         self.sql(f"create table {{schema}}.{name} using {table_format()} as select {chosen} from {saved}")

@@ -16,10 +16,11 @@
     {%- for key in key_columns -%}
         {%- do joined_on.append(rebuilt ~ '.' ~ key ~ ' = ' ~ stored ~ '.' ~ key) -%}
     {%- endfor -%}
-    {%- set differs = [stored ~ '.' ~ first_key ~ ' is null', rebuilt ~ '.' ~ first_key ~ ' is null'] -%}
+    {%- set changed = [] -%}
     {%- for column in value_columns -%}
-        {%- do differs.append('not ' ~ rebuilt ~ '.' ~ column ~ ' <=> ' ~ stored ~ '.' ~ column) -%}
+        {%- do changed.append('not ' ~ rebuilt ~ '.' ~ column ~ ' <=> ' ~ stored ~ '.' ~ column) -%}
     {%- endfor -%}
+    {%- set differs = [stored ~ '.' ~ first_key ~ ' is null', rebuilt ~ '.' ~ first_key ~ ' is null'] + changed -%}
     select
         {%- for column in key_columns + value_columns %}
         case when {{ rebuilt }}.{{ first_key }} is null then {{ stored }}.{{ column }} else {{ rebuilt }}.{{ column }} end
@@ -29,7 +30,7 @@
             when {{ stored }}.{{ first_key }} is null then 'insert'
             when {{ rebuilt }}.{{ first_key }} is null then 'delete'
             {%- if keep_unchanged %}
-            when {{ differs[2:] | join(' or ') }} then 'update'
+            when {{ changed | join(' or ') }} then 'update'
             else 'keep'
             {%- else %}
             else 'update'
