@@ -79,6 +79,8 @@ def test_the_per_format_macros_resolve_for_databricks(tmp_path: Path) -> None:
         "'drop_relation_handed_to': dbt.databricks__drop_relation.macro.unique_id,"
         "'write_changes': adapter.dispatch('action_merge_write_changes', 'visitor_lookup').macro.unique_id,"
         "'clear_changes': adapter.dispatch('action_merge_clear_changes', 'visitor_lookup').macro.unique_id,"
+        "'optimize_small_files':"
+        " adapter.dispatch('delta_optimize_small_files', 'visitor_lookup').macro.unique_id,"
         "'table_format': visitor_lookup_table_format(),"
         "'scratch_file_format': visitor_lookup_scratch_file_format(),"
         "'drop_purge': visitor_lookup_drop_purge(),"
@@ -96,6 +98,8 @@ def test_the_per_format_macros_resolve_for_databricks(tmp_path: Path) -> None:
         # a change set in a table of its own (Unity Catalog gives every managed table a folder of its own)
         "write_changes": "macro.visitor_lookup.databricks__action_merge_write_changes",
         "clear_changes": "macro.visitor_lookup.databricks__action_merge_clear_changes",
+        # no Spark setting before OPTIMIZE, which SQL warehouses refuse
+        "optimize_small_files": "macro.visitor_lookup.databricks__delta_optimize_small_files",
         "table_format": "delta",
         "scratch_file_format": "delta",
         "drop_purge": "",  # Databricks' DROP TABLE has no PURGE clause

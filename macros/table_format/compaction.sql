@@ -73,13 +73,12 @@
         )
     {%- endset -%}
     {%- set rewritten = run_query(rewrite).rows[0] -%}
-    {%- set after = run_query("select count(*) as files from " ~ relation ~ ".files").rows[0] -%}
+    {#- Its answer says what it rewrote: no statement counts the files again. -#}
     {%- do visitor_lookup_log_compaction(
         relation, layout['files'], layout['partitions'], visitor_lookup_compaction_reason(erasing, limit),
-        after['files'], started,
-        rewritten['rewritten_data_files_count'] ~ " data files rewritten as "
-        ~ rewritten['added_data_files_count'] ~ ", " ~ rewritten['removed_delete_files_count']
-        ~ " delete files removed"
+        rewritten['rewritten_data_files_count'] ~ ' data and ' ~ rewritten['removed_delete_files_count']
+        ~ ' delete files rewritten as ' ~ rewritten['added_data_files_count'],
+        started
     ) -%}
     {{ return('') }}
 {% endmacro %}
@@ -129,9 +128,10 @@
 {% macro default__compact_when_fragmented_delta(relation, limit) %}
     {#-
         Count the table's data files from its Delta log (DESCRIBE DETAIL), and
-        above `limit` per partition run OPTIMIZE: Delta's own compaction,
-        which bins small files together and drops the rows its deletion
-        vectors mark, in one commit.
+        above `limit` per partition compact it in one commit: OPTIMIZE of
+        what is small or full of deletes, or after an erasure REORG ...
+        APPLY (PURGE), which rewrites every file with a row its deletion
+        vector marks, so no live file keeps an erased row.
     -#}
     {%- set detail = run_query("describe detail " ~ relation).rows[0] -%}
     {#- partitionColumns arrives as the text of a list, such as [] or ["vcid_first_two"]. -#}
@@ -148,13 +148,40 @@
         {{ return('') }}
     {%- endif -%}
     {%- set started = modules.datetime.datetime.now() -%}
-    {%- do run_query("optimize " ~ relation) -%}
+    {%- if erasing -%}
+        {%- do run_query("reorg table " ~ relation ~ " apply (purge)") -%}
+    {%- else -%}
+        {%- do adapter.dispatch('delta_optimize_small_files', 'visitor_lookup')() -%}
+        {%- do run_query("optimize " ~ relation) -%}
+    {%- endif -%}
     {%- set after = run_query("describe detail " ~ relation).rows[0] -%}
     {%- do visitor_lookup_log_compaction(
         relation, detail['numFiles'], partitions, visitor_lookup_compaction_reason(erasing, limit),
-        after['numFiles'], started, 'OPTIMIZE'
+        ('REORG' if erasing else 'OPTIMIZE') ~ ': ' ~ detail['numFiles'] ~ ' files into ' ~ after['numFiles'],
+        started
     ) -%}
     {{ return('') }}
+{% endmacro %}
+
+
+{% macro default__delta_optimize_small_files() %}
+    {#-
+        OPTIMIZE takes a file under 1 GB as small, so a lookup table of a
+        100 M history, one file of a few hundred MB, was rewritten whole by
+        every compaction. Under visitor_lookup_compaction_small_file_bytes
+        instead, as on Iceberg: the files the merges added, and a larger file
+        once Delta's share of deleted rows (maxDeletedRowsRatio) is marked.
+        Set in the run's Spark session, which only the project's compactions
+        read it from.
+    -#}
+    {%- do run_query(
+        "set spark.databricks.delta.optimize.minFileSize=" ~ visitor_lookup_compaction_small_file_bytes()
+    ) -%}
+{% endmacro %}
+
+
+{% macro databricks__delta_optimize_small_files() %}
+    {#- Databricks sizes OPTIMIZE's files itself, and its SQL warehouses refuse to set Spark's settings. -#}
 {% endmacro %}
 
 
@@ -163,16 +190,12 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_log_compaction(relation, files_before, partitions, reason, files_after, started, how) %}
+{% macro visitor_lookup_log_compaction(relation, files, partitions, reason, outcome, started) %}
     {#- Logged, and kept for action_merge_report to add to the model's result. -#}
-    {%- do store_raw_result(
-        'visitor_lookup_compaction',
-        message='1 compaction (' ~ files_before ~ ' files into ' ~ files_after ~ ')',
-        code='compaction',
-    ) -%}
+    {%- do store_raw_result('visitor_lookup_compaction', message='1 compaction (' ~ outcome ~ ')', code='compaction') -%}
     {%- do log(
-        "Visitor lookup: compacted " ~ relation ~ ": " ~ files_before ~ " files in " ~ partitions
-        ~ " partitions (" ~ reason ~ ") compacted to " ~ files_after ~ " (" ~ how ~ ") in "
+        "Visitor lookup: compacted " ~ relation ~ ": " ~ files ~ " files in " ~ partitions
+        ~ " partitions (" ~ reason ~ "), " ~ outcome ~ ", in "
         ~ ((modules.datetime.datetime.now() - started).total_seconds() | round(1)) ~ " s",
         info=True,
     ) -%}
