@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from itertools import takewhile
 from pathlib import Path
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -325,32 +326,46 @@ class Scenario:
         (row,) = self.sql(f"select count(*) as partitions from {{schema}}.{name}.partitions")
         return row.partitions > 1
 
+    def delta_live_files(self, name: str) -> dict[Path, bool]:
+        """A Delta table's live data files, from its log, each with whether a deletion vector marks rows of
+        it."""
+        (detail,) = self.sql(f"describe detail {{schema}}.{name}")
+        actions = (
+            self.spark.read.schema(
+                "add struct<path: string, deletionVector: struct<storageType: string>>, "
+                "remove struct<path: string>"
+            )
+            .json(f"{detail.location}/_delta_log/*.json")
+            .selectExpr(
+                "cast(regexp_extract(input_file_name(), '([0-9]+)[.]json$', 1) as bigint) as version",
+                "coalesce(add.path, remove.path) as path",
+                "add is not null as added",
+                "add.deletionVector is not null as with_deletes",
+            )
+            .where("path is not null")
+            .collect()
+        )
+        live: dict[str, bool] = {}  # in commit order; in one commit a remove comes before its add
+        for action in sorted(actions, key=lambda action: (action.version, action.added)):
+            if action.added:
+                live[action.path] = action.with_deletes
+            else:
+                live.pop(action.path, None)
+        location = Path(unquote(detail.location.removeprefix("file:")))
+        return {location / unquote(path): with_deletes for path, with_deletes in live.items()}
+
+    def live_data_files(self, name: str) -> list[Path]:
+        """The data files a table's current version reads (Iceberg's metadata, Delta's log)."""
+        if table_format() == "delta":
+            return list(self.delta_live_files(name))
+        rows = self.sql(f"select file_path from spark_catalog.{{schema}}.{name}.files where content = 0")
+        return [Path(unquote(row.file_path.removeprefix("file:"))) for row in rows]
+
     def data_files_and_deletes(self, name: str) -> tuple[int, int]:
         """A table's live data files, and its files of deleted rows: Iceberg's delete files, or the
         data files that carry a Delta deletion vector."""
         if table_format() == "delta":
-            (detail,) = self.sql(f"describe detail {{schema}}.{name}")
-            actions = (
-                self.spark.read.schema(
-                    "add struct<path: string, deletionVector: struct<storageType: string>>, "
-                    "remove struct<path: string>"
-                )
-                .json(f"{detail.location}/_delta_log/*.json")
-                .selectExpr(
-                    "cast(regexp_extract(input_file_name(), '([0-9]+)[.]json$', 1) as bigint) as version",
-                    "coalesce(add.path, remove.path) as path",
-                    "add is not null as added",
-                    "add.deletionVector is not null as with_deletes",
-                )
-                .where("path is not null")
-                .collect()
-            )
-            live: dict[str, bool] = {}  # in commit order; in one commit a remove comes before its add
-            for action in sorted(actions, key=lambda action: (action.version, action.added)):
-                if action.added:
-                    live[action.path] = action.with_deletes
-                else:
-                    live.pop(action.path, None)
+            live = self.delta_live_files(name)
             return len(live), sum(live.values())
         (row,) = self.sql(
             f"select count_if(content = 0) as files, count_if(content != 0) as deletes"

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from .conftest import Scenario, table_format, ts
+from .conftest import LOOKUP_TABLES, Scenario, table_format, ts
 from .reference import Raw, lookup_tables, normalise_id, processed_events, quarantined
 from .test_lookup_properties import VARS, random_arrivals
 from .test_storage import folder
@@ -191,22 +191,58 @@ def strings_in_parquet(path: Path) -> set[str]:
     return values
 
 
+ERASED_USER, ERASED_COOKIE = "zz-erased-user", "zz-erased-cookie"
+# Two batches: the erased user on the erased cookie and on one that is kept, then a replaced copy (e6 replaces
+# e3's, so processed_events remembers the kept cookie) and an event without a cookie.
+ERASED_EVENTS = (
+    [
+        Raw("e1", ERASED_COOKIE, None, ts("2026-01-03 09:00"), ts("2026-01-05 10:00")),
+        Raw("e2", ERASED_COOKIE, ERASED_USER, ts("2026-01-03 10:00"), ts("2026-01-05 10:00")),
+        Raw("e3", "kept", ERASED_USER, ts("2026-01-03 11:00"), ts("2026-01-05 10:00")),
+    ],
+    [
+        Raw("e4", "kept", "stays", ts("2026-01-03 12:00"), ts("2026-01-05 10:00")),
+        Raw("e5", " ", ERASED_USER, ts("2026-01-03 12:00"), ts("2026-01-05 10:00")),
+        Raw("e6", "kept", ERASED_USER, ts("2026-01-03 09:00"), ts("2026-01-05 09:00")),
+    ],
+)
+
+
+def stored_before_the_erasure(scenario: Scenario, run_vars: dict) -> list[Raw]:
+    """ERASED_EVENTS' two batches, each stored by a run."""
+    for batch in ERASED_EVENTS:
+        scenario.write_events(batch)
+        scenario.dbt("run", vars=run_vars)
+    return [event for batch in ERASED_EVENTS for event in batch]
+
+
+def test_with_merge_on_read_no_live_file_keeps_an_erased_id(scenario: Scenario) -> None:
+    # merge-on-read only marks a merge's deleted rows: the erasing run's compaction must rewrite every
+    # file that holds one, whatever its size (on Delta REORG ... APPLY (PURGE), not OPTIMIZE of small files)
+    merge_on_read = {**VARS, "visitor_lookup__lookup_write_mode": "merge-on-read"}
+    events = stored_before_the_erasure(scenario, merge_on_read)
+    requests = Requests()
+    requests.add(scenario, "r-user", user=ERASED_USER)
+    requests.add(scenario, "r-cookie", cookie=ERASED_COOKIE)
+    scenario.dbt("run", vars=merge_on_read)
+    assert_exact(scenario, events, requests)
+    compacted = scenario.logged("Visitor lookup: compacted ")
+    assert len(compacted) == len(LOOKUP_TABLES), compacted
+    if table_format() == "delta":
+        assert all("(erased rows), REORG: " in line for line in compacted), compacted
+    for name in LOOKUP_TABLES:
+        files = scenario.live_data_files(name)
+        assert files, name
+        erased = {ERASED_USER, ERASED_COOKIE}
+        assert {str(path) for path in files if erased & strings_in_parquet(path)} == set()
+        assert scenario.data_files_and_deletes(name)[1] == 0, name  # no row left marked deleted
+
+
 @pytest.mark.iceberg_only
 def test_after_the_retention_no_data_file_holds_an_erased_id(scenario: Scenario) -> None:
     retention_zero = {**VARS, "visitor_lookup__snapshot_retention_days": 0}
-    user, cookie = "zz-erased-user", "zz-erased-cookie"
-    events = [
-        Raw("e1", cookie, None, ts("2026-01-03 09:00"), ts("2026-01-05 10:00")),
-        Raw("e2", cookie, user, ts("2026-01-03 10:00"), ts("2026-01-05 10:00")),
-        Raw("e3", "kept", user, ts("2026-01-03 11:00"), ts("2026-01-05 10:00")),
-        Raw("e4", "kept", "stays", ts("2026-01-03 12:00"), ts("2026-01-05 10:00")),
-        Raw("e5", " ", user, ts("2026-01-03 12:00"), ts("2026-01-05 10:00")),
-        Raw("e6", "kept", user, ts("2026-01-03 09:00"), ts("2026-01-05 09:00")),
-    ]
-    scenario.write_events(events[:3])
-    scenario.dbt("run", vars=retention_zero)
-    scenario.write_events(events[3:])  # e6 replaces e3's copy: processed_events remembers the cookie
-    scenario.dbt("run", vars=retention_zero)
+    user, cookie = ERASED_USER, ERASED_COOKIE
+    events = stored_before_the_erasure(scenario, retention_zero)
     # change sets of first_dates and user_mapping a version before 0.9.0 left beside them (killed runs)
     left_changes = [
         Path(f"{folder(scenario, table)}__dbt_changes") for table in ("first_dates", "user_mapping")
