@@ -166,13 +166,11 @@
 
 {% macro default__delta_optimize_small_files() %}
     {#-
-        OPTIMIZE takes a file under 1 GB as small, so a lookup table of a
-        100 M history, one file of a few hundred MB, was rewritten whole by
-        every compaction. Under visitor_lookup_compaction_small_file_bytes
+        OPTIMIZE takes a file under 1 GB as small, so it rewrote a large
+        lookup table whole at every compaction. The project's threshold
         instead, as on Iceberg: the files the merges added, and a larger file
         once Delta's share of deleted rows (maxDeletedRowsRatio) is marked.
-        Set in the run's Spark session, which only the project's compactions
-        read it from.
+        It stays set in the run's Spark session, for any later OPTIMIZE too.
     -#}
     {%- do run_query(
         "set spark.databricks.delta.optimize.minFileSize=" ~ visitor_lookup_compaction_small_file_bytes()
