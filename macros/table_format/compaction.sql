@@ -128,10 +128,10 @@
 {% macro default__compact_when_fragmented_delta(relation, limit) %}
     {#-
         Count the table's data files from its Delta log (DESCRIBE DETAIL), and
-        above `limit` per partition compact it in one commit: OPTIMIZE of
-        what is small or full of deletes, or after an erasure REORG ...
-        APPLY (PURGE), which rewrites every file with a row its deletion
-        vector marks, so no live file keeps an erased row.
+        above `limit` per partition run OPTIMIZE: Delta's own compaction,
+        which bins the small files together (delta_optimize_small_files
+        says which are small) and drops the rows its deletion vectors mark,
+        in one commit. After an erasure the table is rewritten whole.
     -#}
     {%- set detail = run_query("describe detail " ~ relation).rows[0] -%}
     {#- partitionColumns arrives as the text of a list, such as [] or ["vcid_first_two"]. -#}
@@ -149,7 +149,12 @@
     {%- endif -%}
     {%- set started = modules.datetime.datetime.now() -%}
     {%- if erasing -%}
-        {%- do run_query("reorg table " ~ relation ~ " apply (purge)") -%}
+        {#-
+            Rewritten whole: OPTIMIZE leaves a file alone in its bin as it is,
+            with the rows its deletion vector marks, and REORG ... APPLY
+            (PURGE), which would not, fails on a cluster's executors in Delta 4.4.
+        -#}
+        {%- do run_query("insert overwrite table " ~ relation ~ " select * from " ~ relation) -%}
     {%- else -%}
         {%- do adapter.dispatch('delta_optimize_small_files', 'visitor_lookup')() -%}
         {%- do run_query("optimize " ~ relation) -%}
@@ -157,7 +162,8 @@
     {%- set after = run_query("describe detail " ~ relation).rows[0] -%}
     {%- do visitor_lookup_log_compaction(
         relation, detail['numFiles'], partitions, visitor_lookup_compaction_reason(erasing, limit),
-        ('REORG' if erasing else 'OPTIMIZE') ~ ': ' ~ detail['numFiles'] ~ ' files into ' ~ after['numFiles'],
+        ('rewritten whole' if erasing else 'OPTIMIZE') ~ ': ' ~ detail['numFiles'] ~ ' files into '
+        ~ after['numFiles'],
         started
     ) -%}
     {{ return('') }}
