@@ -154,7 +154,9 @@
             with the rows its deletion vector marks, and REORG ... APPLY
             (PURGE), which would not, fails on a cluster's executors in Delta 4.4.
         -#}
-        {%- do run_query("insert overwrite table " ~ relation ~ " select * from " ~ relation) -%}
+        {%- call statement('visitor_lookup_rewrite_whole') -%}
+            insert overwrite table {{ relation }} select * from {{ relation }}
+        {%- endcall -%}
     {%- else -%}
         {%- do adapter.dispatch('delta_optimize_small_files', 'visitor_lookup')() -%}
         {%- do run_query("optimize " ~ relation) -%}
