@@ -231,10 +231,10 @@ def test_with_merge_on_read_no_live_file_keeps_an_erased_id(scenario: Scenario) 
     assert len(compacted) == len(LOOKUP_TABLES), compacted
     if table_format() == "delta":
         assert all("(erased rows), rewritten whole: " in line for line in compacted), compacted
+    erased = {ERASED_USER, ERASED_COOKIE}
     for name in LOOKUP_TABLES:
         files = scenario.live_data_files(name)
         assert files, name
-        erased = {ERASED_USER, ERASED_COOKIE}
         assert {str(path) for path in files if erased & strings_in_parquet(path)} == set()
         assert scenario.data_files_and_deletes(name)[1] == 0, name  # no row left marked deleted
 
