@@ -96,6 +96,7 @@ def erasure_history(scenario: Scenario) -> dict[int, tuple]:
     return {row.run_number: tuple(row)[1:] for row in rows}
 
 
+@pytest.mark.quick
 def test_hand_made_erasures_are_exact_and_never_come_back(scenario: Scenario) -> None:
     first = [
         # ann on two cookies; c2 shared with bob

@@ -616,6 +616,7 @@ def bad_files(folder: Path) -> list[tuple[Path, str]]:
     ]
 
 
+@pytest.mark.quick
 def test_a_bad_file_stops_the_run_with_a_line_naming_it_and_changes_nothing(
     scenario: Scenario, tmp_path: Path
 ) -> None:

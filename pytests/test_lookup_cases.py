@@ -15,8 +15,8 @@ import pytest
 from .conftest import LOOKUP_TABLES, Scenario, table_format, ts
 from .reference import LookupTables, Raw, lookup_tables, processed_events
 
-# The exact scenarios and the Thrift Server: run on every Spark line (.ci/run).
-pytestmark = pytest.mark.every_spark_line
+# The exact scenarios and the Thrift Server: run on every Spark line (.ci/run); and in the quick set.
+pytestmark = [pytest.mark.every_spark_line, pytest.mark.quick]
 
 VARS = {
     "visitor_lookup__start_date": "2026-01-01",

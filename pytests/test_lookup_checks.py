@@ -120,6 +120,7 @@ def cookie_with_history(scenario: Scenario, touched_by_the_last_run: bool) -> st
 
 
 @pytest.mark.same_on_both_formats
+@pytest.mark.quick
 @pytest.mark.parametrize("invariant", list(BREAKAGES))
 def test_each_invariant_fails_on_a_broken_table(history: Scenario, invariant: str) -> None:
     """The default test scope reads the cookies the last run changed: a break among them fails. The table

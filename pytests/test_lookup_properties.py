@@ -68,7 +68,10 @@ def random_arrivals(seed: int, events: int = 160, batches: int = 4) -> list[list
 # views come in a tracker's layout, through its preset (pytests/trackers.py).
 @pytest.mark.parametrize(
     ("seed", "partitioned", "write_mode", "compact_at", "preset"),
-    [(11, False, "", 1, "snowplow"), (29, True, "merge-on-read", None, "segment")],
+    [
+        pytest.param(11, False, "", 1, "snowplow", marks=pytest.mark.quick),
+        (29, True, "merge-on-read", None, "segment"),
+    ],
 )
 def test_random_batches_equal_the_reference_after_every_run(
     scenario: Scenario, seed: int, partitioned: bool, write_mode: str, compact_at: int | None, preset: str
