@@ -32,7 +32,8 @@ from visitor_lookup.spark_home import (
 
 from .conftest import ROOT
 
-pytestmark = pytest.mark.same_on_both_formats
+# Processes and files of their own, whatever the pass's format: in the Delta pass, which ends first.
+pytestmark = pytest.mark.same_on_both_formats(checked_on="delta")
 
 # The JVM that resolves (spark-submit's) connects through this proxy: 127.0.0.1:9 refuses every
 # connection, as a machine without a route to Maven Central does.

@@ -30,8 +30,7 @@ from .test_erasure import Requests
 from .test_lookup_properties import VARS, random_arrivals
 from .test_time_zones import ZONE
 
-# Run on every Spark line (.ci/run), not only the default.
-pytestmark = [pytest.mark.slow, pytest.mark.every_spark_line]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +84,9 @@ class ThriftScenario(Scenario):
             ]
 
 
+# On every Spark line (.ci/run): the Thrift Server, its sessions and its result sets are the line's own. The
+# lock tests below are SQL over the lock table and processes of our own: the default line checks them.
+@pytest.mark.every_spark_line
 def test_pipeline_and_tests_through_the_thrift_server(cluster: Cluster, tmp_path: Path) -> None:
     scenario = ThriftScenario("thrift_pipeline", tmp_path, cluster)
     seen: list[Raw] = []
