@@ -1,4 +1,8 @@
-"""The project installed as a dbt package in a host project (integration_tests/), run by `dbt build`."""
+"""The project installed as a dbt package in a host project (integration_tests/), run by `dbt build`.
+
+The host's build and its table configs write tables of the pass's format: both passes run them; what dbt
+resolves for a host (refs, schemas, access) runs in the Iceberg pass.
+"""
 
 from __future__ import annotations
 
@@ -93,6 +97,7 @@ def test_a_host_project_builds_the_package_exactly(host: HostScenario) -> None:
     }
 
 
+@pytest.mark.same_on_both_formats
 def test_a_host_whose_models_share_the_packages_names_is_told_the_flag_that_keeps_them_apart(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
@@ -119,6 +124,7 @@ def test_a_host_whose_models_share_the_packages_names_is_told_the_flag_that_keep
     assert host.lookup_tables() == lookup_tables(processed_events(batch).values())
 
 
+@pytest.mark.same_on_both_formats
 def test_a_host_run_of_its_own_models_leaves_the_package_alone(host: HostScenario) -> None:
     batch = random_arrivals(seed=37, batches=1)[0]
     host.write_events(batch)
@@ -137,6 +143,7 @@ def test_a_host_run_of_its_own_models_leaves_the_package_alone(host: HostScenari
     assert host.lookup_tables() == lookup_tables(processed_events(batch).values())
 
 
+@pytest.mark.same_on_both_formats
 def test_a_host_whose_generate_schema_name_moves_the_models_names_where_erasure_requests_are(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
@@ -250,6 +257,7 @@ PUBLIC = {
 }
 
 
+@pytest.mark.same_on_both_formats
 def test_a_host_may_ref_the_documented_tables_and_no_other_model_of_the_package(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
