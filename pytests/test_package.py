@@ -1,7 +1,7 @@
 """The project installed as a dbt package in a host project (integration_tests/), run by `dbt build`.
 
 The host's build and its table configs write tables of the pass's format: both passes run them; what dbt
-resolves for a host (refs, schemas, access) runs in the Iceberg pass.
+resolves for a host (refs, schemas, access, its own models) runs in the Iceberg pass.
 """
 
 from __future__ import annotations
