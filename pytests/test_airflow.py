@@ -5,6 +5,7 @@ whatever the tables' format: checked in the Iceberg pass, as Dagster is."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 from .conftest import ROOT, Scenario
 from .reference import lookup_tables, processed_events
 from .test_lookup_properties import VARS, random_arrivals
-from .test_operations import OwnProcess, as_text
+from .test_operations import EXPORT, OwnProcess, as_text
 
 pytestmark = pytest.mark.same_on_both_formats
 
@@ -25,12 +26,18 @@ from visitor_lookup.airflow_dag import lookup_dag
 
 dag = lookup_dag(project_dir={project!r}, dbt_vars={dbt_vars!r}, schedule=None)
 """
-RUN_DAG = """
+# The tables are read after the run in the same process (the run's Spark, its lock released): a process of
+# their own would start a JVM for four queries.
+RUN_DAG = (
+    """
 import datetime as dt, runpy, sys
 dag = runpy.run_path(sys.argv[1])["dag"]
 run = dag.test(logical_date=dt.datetime.fromisoformat(sys.argv[2]))
 print(f"DAG RUN {run.state}")
+sys.argv[1:] = sys.argv[3:]
 """
+    + EXPORT
+)
 
 
 def test_airflow_runs_the_lookup_dag_exactly(scenario: Scenario, tmp_path: Path) -> None:
@@ -58,7 +65,15 @@ def test_airflow_runs_the_lookup_dag_exactly(scenario: Scenario, tmp_path: Path)
         scenario.write_events(batch)
         seen += batch
         run = subprocess.run(
-            [sys.executable, "-c", RUN_DAG, str(dag_file), f"2026-01-0{day}T00:00:00+00:00"],
+            [
+                sys.executable,
+                "-c",
+                RUN_DAG,
+                str(dag_file),
+                f"2026-01-0{day}T00:00:00+00:00",
+                scenario.schema,
+                str(ROOT),
+            ],
             cwd=processes.workdir,
             env=env,
             capture_output=True,
@@ -70,7 +85,8 @@ def test_airflow_runs_the_lookup_dag_exactly(scenario: Scenario, tmp_path: Path)
         (command,) = re.findall(r"Trying to run dbtRunner with:\s*(\[.*?\])", run.stdout + run.stderr)
         assert command.startswith("['build',"), command
         assert "'--selector', 'visitor_lookup_incremental'" in command, command
-        tables = processes.export()
+        (exported,) = [line for line in run.stdout.splitlines() if line.startswith("EXPORT ")]
+        tables = json.loads(exported.removeprefix("EXPORT "))
         expected = lookup_tables(processed_events(seen).values())
         assert tables["duplicate_ids"] == [["0"]]
         assert set(map(tuple, tables["first_dates"])) == as_text(expected.first_dates)
