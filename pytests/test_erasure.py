@@ -7,7 +7,6 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -16,7 +15,6 @@ from .reference import Raw, lookup_tables, normalise_id, processed_events, quara
 from .test_lookup_properties import VARS, random_arrivals
 from .test_storage import folder
 
-ERASURE_COLUMNS = ("erasure_requests_done", "events_erased", "quarantined_erased")
 REFRESH = {**VARS, "visitor_lookup__allow_refresh": True}
 SCRATCH_TABLES = (
     "base_new_event_limits",
@@ -245,14 +243,6 @@ def test_after_the_retention_no_data_file_holds_an_erased_id(scenario: Scenario)
     retention_zero = {**VARS, "visitor_lookup__snapshot_retention_days": 0}
     user, cookie = ERASED_USER, ERASED_COOKIE
     events = stored_before_the_erasure(scenario, retention_zero)
-    # change sets of first_dates and user_mapping a version before 0.9.0 left beside them (killed runs)
-    left_changes = [
-        Path(f"{folder(scenario, table)}__dbt_changes") for table in ("first_dates", "user_mapping")
-    ]
-    left = pa.table({"merge_action": ["update"], "visitor_cookie_id": [cookie], "user_id": [user]})
-    for changes in left_changes:
-        changes.mkdir(exist_ok=True)
-        pq.write_table(left, changes / "part-00000-left-by-0.8.0.parquet")
     requests = Requests()
     requests.add(scenario, "r-user", user=user)
     requests.add(scenario, "r-cookie", cookie=cookie)
@@ -269,7 +259,7 @@ def test_after_the_retention_no_data_file_holds_an_erased_id(scenario: Scenario)
         for name in tables
         if name != "erasure_requests"  # the requests themselves: the ids to keep out for ever
         for path in folder(scenario, name).rglob("*.parquet")
-    ] + [path for changes in left_changes for path in changes.rglob("*.parquet")]
+    ]
     assert len(files) > 10
     leaks = {str(path) for path in files if {user, cookie} & strings_in_parquet(path)}
     assert leaks == set()
@@ -296,16 +286,7 @@ def test_bad_requests_are_refused_and_change_nothing(scenario: Scenario) -> None
     assert {name: scenario.table_version(name) for name in versions} == versions
 
     scenario.sql("delete from {schema}.erasure_requests where request_id = 'r-empty'")
-    # a run history from before erasure existed gets the new columns
-    kept = [field.name for field in scenario.spark.table(f"{scenario.schema}.visitor_lookup_runs").schema]
-    kept = [name for name in kept if name not in ERASURE_COLUMNS]
-    scenario.sql(
-        f"create table {{schema}}.runs_before using {table_format()} "
-        f"as select {', '.join(kept)} from {{schema}}.visitor_lookup_runs"
-    )
-    scenario.sql("drop table {schema}.visitor_lookup_runs")
-    scenario.sql("alter table {schema}.runs_before rename to {schema}.visitor_lookup_runs")
     requests.add(scenario, "r-ann", user="ann")
     scenario.dbt("run", vars=VARS)
     assert_exact(scenario, events, requests)
-    assert erasure_history(scenario) == {1: (None, None, None), 2: (1, 1, 0)}
+    assert erasure_history(scenario) == {1: (1, 0, 0), 2: (1, 1, 0)}

@@ -223,18 +223,14 @@ def test_folders_left_without_their_tables_are_cleared(scenario: Scenario) -> No
     shutil.copytree(folder / "base_new_event_limits", saved)
     scenario.sql("drop table {schema}.base_new_event_limits purge")
     shutil.copytree(saved, folder / "base_new_event_limits")
-    # killed while the earlier versions wrote a change set as a table: its folder without an entry, or,
-    # killed before they dropped it, the table itself
+    # killed while it wrote a change set: a file that is not Parquet in the model's folder of change sets
     for name in INCREMENTAL_MODELS:
         (folder / f"{name}__dbt_changes").mkdir()
         (folder / f"{name}__dbt_changes" / "part-00000-killed.parquet").write_bytes(b"not Parquet")
-    shutil.rmtree(folder / "first_dates__dbt_changes")
-    scenario.sql("create table {schema}.first_dates__dbt_changes using parquet as select 'x' as merge_action")
     scenario.write_events(second)
     scenario.dbt("run", vars=VARS)
     assert scenario.table_version("base_new_event_limits") != kept
     assert scenario.lookup_tables() == lookup_tables(processed_events(first + second).values())
-    assert "first_dates__dbt_changes" not in {row[1] for row in scenario.sql("show tables in {schema}")}
     # (first_dates and user_mapping merge per-run tables of their changes, and write no change set)
     for name in ("processed_events", "visitor_lookup_spans"):  # each merged rows in the second run
         changes = folder / f"{name}__dbt_changes"  # its change set, and what was in its way, went
@@ -298,12 +294,6 @@ def test_a_failing_on_run_start_runs_no_model(scenario: Scenario) -> None:
     assert not scenario.logged("START sql")
     if scenario.sql("show schemas like '{schema}'"):  # dbt may stop before it creates the schema
         assert not scenario.sql("show tables in {schema}")
-
-
-@pytest.mark.same_on_both_formats
-def test_the_old_lock_var_is_named_with_its_successor(scenario: Scenario) -> None:
-    scenario.dbt("run", vars={**VARS, "visitor_lookup__lock_expiry_minutes": 240}, ok=False)
-    assert scenario.logged("Set visitor_lookup__lock_lease_minutes instead")
 
 
 def test_a_full_refresh_keeps_the_erasure_log(scenario: Scenario) -> None:

@@ -18,13 +18,6 @@
     {%- do visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__compact_at_files_per_partition', 0) -%}
-    {%- if var('visitor_lookup__lock_expiry_minutes', none) is not none -%}
-        {{ exceptions.raise_compiler_error(
-            "Visitor lookup: var visitor_lookup__lock_expiry_minutes is gone: the run lock is a lease now, "
-            ~ "renewed as the run goes. Set visitor_lookup__lock_lease_minutes instead (longer than the "
-            ~ "longest single model; default 15)."
-        ) }}
-    {%- endif -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__lock_lease_minutes', 1) -%}
     {%- do visitor_lookup_var_whole_number('visitor_lookup__lock_wait_seconds', 0) -%}
     {%- do visitor_lookup_snapshot_retention_days() -%}

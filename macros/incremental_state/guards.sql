@@ -80,35 +80,6 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_guard_earlier_schema() %}
-    {#-
-        Version 0.5 and earlier built the tables in the target's schema
-        (visitor_lookup__schema was empty by default). A run that finds no
-        manifest in the models' schema but one in the target's would start a
-        second lookup from the raw events beside the kept one, which the
-        team's queries still read: stop, and say how to carry on with it. No
-        statement while the manifest is there; otherwise one listing.
-    -#}
-    {%- if not visitor_lookup_changes_state() -%}
-        {{ return('') }}
-    {%- endif -%}
-    {%- set manifest = visitor_lookup_model_relation('incremental_manifest') -%}
-    {%- if manifest.schema | lower == target.schema | lower or visitor_lookup_existing(manifest) is not none -%}
-        {{ return('') }}
-    {%- endif -%}
-    {%- set earlier = visitor_lookup_existing(manifest.incorporate(path={'schema': target.schema})) -%}
-    {%- if earlier is not none -%}
-        {{ exceptions.raise_compiler_error(
-            "Visitor lookup: the tables are built in schema " ~ manifest.schema ~ " (var visitor_lookup__schema), "
-            ~ "which has no manifest yet, but " ~ earlier ~ " shows that an earlier version built them in the "
-            ~ "target's schema " ~ target.schema ~ ". Nothing was changed there. To carry on with those tables, "
-            ~ "set visitor_lookup__schema to '' in your dbt_project.yml vars (CHANGELOG, 0.6.0)."
-        ) }}
-    {%- endif -%}
-    {{ return('') }}
-{% endmacro %}
-
-
 {% macro visitor_lookup_guard_shadowed_models() %}
     {#-
         dbt writes the generic tests of a model with a one-name ref, and looks

@@ -11,9 +11,8 @@
         erasure_requests is (visitor_lookup_place_erasure_requests), before
         anything lists its schema; every var checked; the guards that read
         only the invocation (a host model the package's tests would read, an
-        unallowed --full-refresh, models of the
-        incremental set without the run's intake) and the tables of an
-        earlier version in the target's schema; the run lock taken; then
+        unallowed --full-refresh, models of the incremental set without the
+        run's intake); the run lock taken; then
         what reads or changes what another run may be writing: the guard
         against a vanished table (it reads the manifest), the folders a
         killed run left cleared (a run that cleared them before waiting for
@@ -27,7 +26,6 @@
     {%- do visitor_lookup_guard_shadowed_models() -%}
     {%- do visitor_lookup_guard_full_refresh() -%}
     {%- do visitor_lookup_guard_selection() -%}
-    {%- do visitor_lookup_guard_earlier_schema() -%}
     {%- do visitor_lookup_take_run_lock() -%}
     {%- do visitor_lookup_guard_vanished_tables() -%}
     {%- do visitor_lookup_clear_leftover_locations() -%}
@@ -160,7 +158,7 @@
                     'last_success', {{ visitor_lookup_timestamp_text('last_success') }},
                     'last_run_number', coalesce(last_run_number, 0)
                 )))
-                from {{ visitor_lookup_manifest_rows(manifest) }} as manifest
+                from {{ manifest }} as manifest
                 where last_success is not null
             ) as manifest_rows,
             {%- endif %}

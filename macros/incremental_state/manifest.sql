@@ -20,33 +20,6 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_manifest_rows(manifest_relation) %}
-    {#-
-        The manifest's rows, each model under its current name. Version 0.2
-        named the models processed_events and quarantined_events after their
-        tables (base_processed_events and base_quarantined_events before): a
-        warehouse built before keeps its state, with no backfill, and the
-        on-run-end rewrite stores the new names.
-    -#}
-    {%- set renamed = {
-        'base_processed_events': 'processed_events',
-        'base_quarantined_events': 'quarantined_events',
-    } -%}
-    (
-        select
-            case model
-                {%- for old, new in renamed.items() %}
-                when '{{ old }}' then '{{ new }}'
-                {%- endfor %}
-                else model
-            end as model,
-            last_success,
-            last_run_number
-        from {{ manifest_relation }}
-    )
-{%- endmacro %}
-
-
 {% macro visitor_lookup_manifest_status(manifest_relation, models) %}
     {#-
         What the manifest says of the given models: min and max last_success
@@ -83,7 +56,7 @@
                 model,
                 {{ visitor_lookup_timestamp_text('last_success') }} as last_success,
                 coalesce(last_run_number, 0) as last_run_number
-            from {{ visitor_lookup_manifest_rows(existing) }} as manifest
+            from {{ existing }} as manifest
             where model in ('{{ models | join("', '") }}') and last_success is not null
         {%- endset -%}
         {%- set rows = run_query(query).rows -%}
@@ -180,7 +153,7 @@
             coalesce(manifest.model, advanced.model) as model,
             greatest(manifest.last_success, advanced.last_success) as last_success,
             greatest(manifest.last_run_number, advanced.last_run_number) as last_run_number
-        from {{ visitor_lookup_manifest_rows(manifest) }} as manifest
+        from {{ manifest }} as manifest
         full outer join (
             select
                 model,

@@ -135,24 +135,19 @@
         before this run replaces it) as JSON, with files_since (when it
         computed its limits, less the clock-skew allowance), run_number,
         listing_digest, listing_last_modified, listing_files, new_files_after
-        and nanosecond_files (each null from a table written before it).
+        and nanosecond_files.
     -#}
     {%- set skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
-    {%- set stored_columns = visitor_lookup_stored_columns(previous) -%}
     {%- set query -%}
         (
             select to_json(named_struct(
                 'files_since', {{ visitor_lookup_timestamp_text('computed_at - interval ' ~ skew_minutes ~ ' minutes') }},
                 'run_number', run_number,
-                'listing_digest', {{ 'listing_digest' if 'listing_digest' in stored_columns
-                    else 'cast(null as bigint)' }},
-                'listing_last_modified', {{ visitor_lookup_timestamp_text('listing_last_modified')
-                    if 'listing_last_modified' in stored_columns else 'cast(null as string)' }},
-                'listing_files', {{ 'listing_files' if 'listing_files' in stored_columns else 'cast(null as bigint)' }},
-                'new_files_after', {{ visitor_lookup_timestamp_text('new_files_after')
-                    if 'new_files_after' in stored_columns else 'cast(null as string)' }},
-                'nanosecond_files', {{ 'nanosecond_files' if 'nanosecond_files' in stored_columns
-                    else 'cast(null as string)' }}
+                'listing_digest', listing_digest,
+                'listing_last_modified', {{ visitor_lookup_timestamp_text('listing_last_modified') }},
+                'listing_files', listing_files,
+                'new_files_after', {{ visitor_lookup_timestamp_text('new_files_after') }},
+                'nanosecond_files', nanosecond_files
             ))
             from {{ previous }}
         )
@@ -265,9 +260,6 @@
         {#- Compiling before the first run (dbt compile, dbt docs generate): a first run's limits. -#}
         {{ return(visitor_lookup_resolve_run_limits(visitor_lookup_model_relation('incremental_manifest'))) }}
     {%- endif -%}
-    {#- Kept by the limits model in this invocation, or read once: only then are the table's columns asked. -#}
-    {%- set kept = key in visitor_lookup_invocation_cache() -%}
-    {%- set stored_columns = [] if kept else visitor_lookup_stored_columns(stored) -%}
     {%- set query -%}
         select
             state,
@@ -276,13 +268,10 @@
             run_number,
             confirmed_run_number,
             {{ visitor_lookup_timestamp_text('max_last_success') }} as max_last_success,
-            {{ 'reads_lookback' if kept or 'reads_lookback' in stored_columns else 'true' }} as reads_lookback,
-            {{ visitor_lookup_timestamp_text('new_files_after')
-                if kept or 'new_files_after' in stored_columns else 'cast(null as string)' }}
-                as new_files_after,
-            {{ 'new_files' if kept or 'new_files' in stored_columns else 'cast(null as bigint)' }} as new_files,
-            {{ 'nanosecond_files' if kept or 'nanosecond_files' in stored_columns else 'cast(null as string)' }}
-                as nanosecond_files
+            reads_lookback,
+            {{ visitor_lookup_timestamp_text('new_files_after') }} as new_files_after,
+            new_files,
+            nanosecond_files
         from {{ limits_relation }}
     {%- endset -%}
     {%- set row = visitor_lookup_fetch_once(key, query) -%}

@@ -38,14 +38,6 @@
 {% endmacro %}
 
 
-{% macro visitor_lookup_runs_erasure_columns() %}
-    {#- The run history's last columns, added by ALTER TABLE to a table created before them. -#}
-    erasure_requests_done int,
-    events_erased bigint,
-    quarantined_erased bigint
-{% endmacro %}
-
-
 {% macro visitor_lookup_record_run(results) %}
     {#-
         on-run-end, last, after the run lock is released (a failure here
@@ -87,8 +79,7 @@
     {%- set cookies_built = 'base_cookie_changes_this_run' in models
         and models['base_cookie_changes_this_run'].status == 'success' -%}
     {%- set runs = visitor_lookup_runs_relation() -%}
-    {%- set existing_runs = visitor_lookup_existing(runs) -%}
-    {%- if existing_runs is none -%}
+    {%- if visitor_lookup_existing(runs) is none -%}
     {%- call statement('visitor_lookup_create_runs') -%}
         create table if not exists {{ runs }} (
             invocation_id string,
@@ -114,14 +105,11 @@
             {%- endfor %}
             compactions int,
             snapshots_expired int,
-            {{ visitor_lookup_runs_erasure_columns() }}
+            erasure_requests_done int,
+            events_erased bigint,
+            quarantined_erased bigint
         )
         {{ visitor_lookup_kept_table_options() }}
-    {%- endcall -%}
-    {%- elif 'events_erased' not in visitor_lookup_stored_columns(existing_runs) -%}
-    {#- A table created before erasure existed: its columns come last, as in a new one. -#}
-    {%- call statement('visitor_lookup_add_runs_erasure_columns') -%}
-        alter table {{ runs }} add columns ({{ visitor_lookup_runs_erasure_columns() }})
     {%- endcall -%}
     {%- endif -%}
     {%- call statement('visitor_lookup_record_run') -%}

@@ -11,7 +11,6 @@
     {%- for key in keys -%}
         {%- do predicates.append('target.' ~ key ~ ' = source.' ~ key) -%}
     {%- endfor -%}
-    {%- do action_merge_add_columns(target) -%}
     {#-
         Written, not a cached view: Spark drops the cache of every plan that
         reads the target as soon as the MERGE writes it. A model whose query
@@ -20,7 +19,6 @@
     -#}
     {%- set stored = config.get('meta', {}).get('visitor_lookup_change_set_stored', false) -%}
     {%- if stored -%}
-        {%- do action_merge_drop_leftover_changes(target) -%}
         {%- set changes = '(' ~ query ~ '\n) as change_set' -%}
     {%- else -%}
         {%- set changes = adapter.dispatch('action_merge_write_changes', 'visitor_lookup')(target, query) -%}
@@ -48,12 +46,8 @@
             select {{ columns | join(', ') }} from {{ changes }} where merge_action = 'insert'
         {%- endcall -%}
     {%- endif -%}
-    {#-
-        A model whose change set is stored has no folder of its own to clear;
-        one an earlier version left may hold erased events, so a run that
-        erases clears it too.
-    -#}
-    {%- if not stored or visitor_lookup_erasing() -%}
+    {#- A model whose change set is stored has no folder of its own to clear. -#}
+    {%- if not stored -%}
         {%- do adapter.dispatch('action_merge_clear_changes', 'visitor_lookup')(target) -%}
     {%- endif -%}
 {% endmacro %}
@@ -69,11 +63,8 @@
         lose. It is the invocation's own, under one folder per model beside
         the model's table (action_merge_changes_folder): a killed run's
         statement that a Thrift Server or a cluster carries on with after
-        the run's lease lapsed writes its own folder, never this run's. A
-        table an earlier version of the project left under that name goes
-        first, with its files.
+        the run's lease lapsed writes its own folder, never this run's.
     -#}
-    {%- do action_merge_drop_leftover_changes(target) -%}
     {%- set folder = action_merge_changes_folder(target) ~ '/' ~ invocation_id -%}
     {%- set file_format = visitor_lookup_scratch_file_format() -%}
     {%- call statement('action_merge_write_changes') -%}
@@ -82,21 +73,6 @@
         {{ query }}
     {%- endcall -%}
     {{ return(file_format ~ '.`' ~ folder ~ '`') }}
-{% endmacro %}
-
-
-{% macro action_merge_drop_leftover_changes(target) %}
-    {#-
-        The table an earlier version wrote the model's change set to, dropped
-        with its files when dbt's listing has it: no statement otherwise.
-    -#}
-    {%- set table = action_merge_changes_table(target) -%}
-    {%- set leftover = adapter.get_relation(table.database, table.schema, table.identifier) -%}
-    {%- if leftover is not none -%}
-        {%- call statement('action_merge_drop_leftover_changes') -%}
-            drop table if exists {{ leftover }} {{ visitor_lookup_drop_purge() }}
-        {%- endcall -%}
-    {%- endif -%}
 {% endmacro %}
 
 
@@ -132,7 +108,7 @@
 
 
 {% macro action_merge_changes_table(target) %}
-    {#- The table a model's change set was written to by earlier versions, and on Databricks still is. -#}
+    {#- The table a model's change set is written to on Databricks. -#}
     {{ return(target.incorporate(path={'identifier': target.identifier ~ '__dbt_changes'})) }}
 {% endmacro %}
 

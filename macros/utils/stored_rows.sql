@@ -24,10 +24,10 @@
     {%- if not visitor_lookup_is_incremental() -%}
         {{ return(visitor_lookup_empty_relation(columns)) }}
     {%- endif -%}
-    {%- set stored = adapter.get_relation(this.database, this.schema, this.identifier) -%}
-    {%- if visitor_lookup_table_format() != 'iceberg' or key_column not in visitor_lookup_stored_columns(stored) -%}
+    {%- if visitor_lookup_table_format() != 'iceberg' -%}
         {{ return(this) }}
     {%- endif -%}
+    {%- set stored = adapter.get_relation(this.database, this.schema, this.identifier) -%}
     {{ return(adapter.dispatch('stored_rows_iceberg', 'visitor_lookup')(stored, columns, key_column, keys)) }}
 {% endmacro %}
 
@@ -35,7 +35,7 @@
 {% macro default__stored_rows_iceberg(relation, columns, key_column, keys) %}
     {#-
         One statement reads the key column alone and names the data files
-        with a matching key (or a key not filled yet); the model then reads
+        with a matching key; the model then reads
         those files directly, as Iceberg does not skip files by a filter on
         _file. Data files are the table's rows only while it has no delete
         files, so with any the whole table is read.
@@ -45,7 +45,7 @@
             to_json(collect_set(_file)) as data_files,
             (select count(*) from {{ relation }}.delete_files) as delete_files
         from {{ relation }}
-        where {{ key_column }} is null or {{ key_column }} in ({{ keys }})
+        where {{ key_column }} in ({{ keys }})
     {%- endset -%}
     {%- set row = run_query(found).rows[0] -%}
     {%- if row['delete_files'] > 0 -%}
