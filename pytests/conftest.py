@@ -51,6 +51,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # few rows, and compiling code for each cost more than running it (docs/performance.md). What a query
 # returns does not depend on them; the benchmark runs Spark as users do.
 TEST_SWITCHES = (("spark.sql.codegen.wholeStage", "false"), ("spark.sql.codegen.factoryMode", "NO_CODEGEN"))
+# The JVM options the profile gives the embedded session (profiles.yml says why: the parallel collector,
+# quick compilation only), for the thrift cluster's driver and executors, where the suite's short queries
+# paid Java's optimising compiler and G1 as the embedded session did: the Thrift Server's pipeline test
+# took under three quarters of the time (docs/performance.md).
+TEST_JAVA_OPTIONS = "-XX:+UseParallelGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 # What dbt reads of the project (profiles/ aside): a copy of these is the project.
 PROJECT_FILES = ("models", "macros", "tests", "analyses", "dbt_project.yml", "selectors.yml")
 INCREMENTAL_MODELS = (

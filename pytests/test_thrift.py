@@ -24,7 +24,7 @@ from pyhive import hive
 
 from visitor_lookup.cluster import Cluster, free_port, running
 
-from .conftest import ROOT, TEST_SWITCHES, Scenario, table_format
+from .conftest import ROOT, TEST_JAVA_OPTIONS, TEST_SWITCHES, Scenario, table_format
 from .reference import Raw, lookup_tables, normalise_id, processed_events
 from .test_erasure import Requests
 from .test_lookup_properties import VARS, random_arrivals
@@ -41,6 +41,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         master_port=free_port(),
         table_format=table_format(),
         spark_conf=(*TEST_SWITCHES, ("spark.sql.session.timeZone", ZONE)),
+        java_options=TEST_JAVA_OPTIONS,
     )
     with running(local):
         yield local

@@ -65,6 +65,8 @@ class Cluster:
     table_format: str = "iceberg"
     # Spark settings for the Thrift Server's application on top of the profile output's (a test's switches).
     spark_conf: tuple[tuple[str, str], ...] = ()
+    # JVM options for the Thrift Server (the application's driver) and its executors.
+    java_options: str = ""
 
     @property
     def dbt_target(self) -> str:
@@ -226,7 +228,9 @@ def start(cluster: Cluster, timeout: float = 240, owned: bool = False) -> None:
             started[f"worker-{number}"] = worker.pid
         conf = {
             **thrift_server_conf(cluster.home / "warehouse", cluster.table_format),
-            "spark.driver.extraJavaOptions": f"-Dderby.stream.error.file={cluster.home / 'derby.log'}",
+            "spark.driver.extraJavaOptions": f"-Dderby.stream.error.file={cluster.home / 'derby.log'} "
+            + cluster.java_options,
+            "spark.executor.extraJavaOptions": cluster.java_options,
             "spark.executor.memory": "2g",
             "spark.cores.max": str(cluster.workers * cluster.worker_cores),
             **dict(cluster.spark_conf),
