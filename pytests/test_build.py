@@ -110,6 +110,7 @@ def test_the_incremental_selector_holds_the_set_and_what_it_reads(scenario: Scen
 
 
 def test_dbt_retry_finishes_a_failed_run_and_advances_the_manifest(scenario: Scenario) -> None:
+    scenario.write_json = True  # dbt retry reads the failed run's run_results.json
     first, second = random_arrivals(seed=29, batches=2)
     scenario.write_events(first)
     scenario.dbt("run", vars=VARS)

@@ -374,6 +374,7 @@ def test_a_stored_event_loaded_after_the_processed_through_point_fails_its_check
 
 @pytest.mark.same_on_both_formats
 def test_docs_generate_documents_every_model_and_column(history: Scenario) -> None:
+    history.write_json = True
     history.dbt("docs", "generate", vars=VARS)
     manifest = json.loads((history.target_dir / "manifest.json").read_text())
     models = [n for n in manifest["nodes"].values() if n["resource_type"] == "model"]
@@ -388,6 +389,7 @@ def test_docs_generate_documents_every_model_and_column(history: Scenario) -> No
 
 @pytest.mark.same_on_both_formats
 def test_every_macro_is_documented_with_its_arguments(history: Scenario) -> None:
+    history.write_json = True
     history.dbt("parse", vars=VARS)
     manifest = json.loads((history.target_dir / "manifest.json").read_text())
     macros = [m for m in manifest["macros"].values() if m["package_name"] == "visitor_lookup"]

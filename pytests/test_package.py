@@ -173,6 +173,7 @@ def test_a_host_whose_generate_schema_name_moves_the_models_names_where_erasure_
     user = next(event.user_id for event in batch if normalise_id(event.user_id))
     args = json.dumps({"request_id": "r1", "user_id": user})
     host.dbt("run-operation", "visitor_lookup_request_erasure", "--args", args, vars=named)
+    host.write_json = True
     host.dbt("run", vars=named)
     remaining = [event for event in batch if normalise_id(event.user_id) != normalise_id(user)]
     assert host.lookup_tables() == lookup_tables(processed_events(remaining).values())
@@ -266,6 +267,7 @@ def test_a_host_may_ref_the_documented_tables_and_no_other_model_of_the_package(
     (models / "team_page_views.sql").write_text(
         "select event_id, user_id from {{ ref('visitor_lookup', 'processed_events') }}\n"
     )
+    host.write_json = True
     host.dbt("parse")
     manifest = json.loads((host.target_dir / "manifest.json").read_text())
     access = {

@@ -62,6 +62,7 @@ def test_the_readme_s_first_command_runs_to_its_end(tmp_path: Path) -> None:
 
 
 def test_source_freshness_and_the_docs_site_work_on_the_embedded_default(scenario: Scenario) -> None:
+    scenario.write_json = True  # sources.json, catalog.json and manifest.json are read below
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     scenario.write_events([Raw("e1", "c1", "u1", now - dt.timedelta(hours=2), now - dt.timedelta(hours=1))])
     vars = {"visitor_lookup__start_date": str((now - dt.timedelta(days=1)).date())}
