@@ -53,8 +53,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST_SWITCHES = (("spark.sql.codegen.wholeStage", "false"), ("spark.sql.codegen.factoryMode", "NO_CODEGEN"))
 # The JVM options the profile gives the embedded session (profiles.yml says why: the parallel collector,
 # quick compilation only), for the thrift cluster's driver and executors, where the suite's short queries
-# paid Java's optimising compiler and G1 as the embedded session did: the Thrift Server's pipeline test
-# took under three quarters of the time (docs/testing.md).
+# paid Java's optimising compiler and G1 as the embedded session did: the Thrift Server's pipeline and lock
+# tests took under three quarters of the time (docs/testing.md).
 TEST_JAVA_OPTIONS = "-XX:+UseParallelGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 # What dbt reads of the project (profiles/ aside): a copy of these is the project.
 PROJECT_FILES = ("models", "macros", "tests", "analyses", "dbt_project.yml", "selectors.yml")
