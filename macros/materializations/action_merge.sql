@@ -68,9 +68,10 @@
     {%- else -%}
         {%- do action_merge_apply(existing, compiled_code, config.require('unique_key'),
             config.get('incremental_predicates')) -%}
-    {%- endif -%}
-    {%- if table_properties == 'lookup' -%}
-        {%- do visitor_lookup_compact_when_fragmented(target_relation) -%}
+        {#- Only a merge fragments a table: a build's files are as large as its write makes them. -#}
+        {%- if table_properties == 'lookup' -%}
+            {%- do visitor_lookup_compact_when_fragmented(target_relation) -%}
+        {%- endif -%}
     {%- endif -%}
     {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing, full_refresh)) -%}
     {%- do persist_docs(target_relation, model) -%}
