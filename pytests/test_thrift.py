@@ -243,9 +243,8 @@ class Started:
 
 # One lock held, and what other runs do about it: one waits, one stops at once and leaves alone the folder of
 # a table the holder is creating, a release by hand names the holder, and the waiting run then takes the
-# lock, clears that folder and ends exact. All of it is SQL over the lock table, the same on either format;
-# checked in the Delta pass, which starts the cluster for the pipeline test anyway (balance, docs/testing.md).
-@pytest.mark.same_on_both_formats(checked_on="delta")
+# lock, clears that folder and ends exact. All of it is SQL over the lock table, the same on either format.
+@pytest.mark.same_on_both_formats
 def test_a_held_lock_makes_runs_wait_or_stop_until_released(cluster: Cluster, tmp_path: Path) -> None:
     scenario = ThriftScenario("thrift_lock", tmp_path, cluster)
     first_batch, second_batch = random_arrivals(seed=7, events=200, batches=2)
@@ -343,7 +342,7 @@ def test_a_killed_run_holds_the_lock_only_until_its_lease_lapses(cluster: Cluste
         assert scenario.sql("select count(*) from {schema}.run_lock") == [(0,)]
 
 
-# Checked in the Delta pass, as the lock's other tests are (balance, docs/testing.md).
+# Checked in the Delta pass, which starts the cluster for the pipeline test anyway (balance, docs/testing.md).
 @pytest.mark.same_on_both_formats(checked_on="delta")
 def test_a_run_renews_its_lease_as_it_goes(cluster: Cluster, tmp_path: Path) -> None:
     scenario = ThriftScenario("thrift_lock_renewal", tmp_path, cluster)
