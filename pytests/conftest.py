@@ -47,10 +47,16 @@ from .reference import LookupTables, Raw
 
 ROOT = Path(__file__).resolve().parents[1]
 # Spark's switches for its own tests, for the embedded session and the thrift cluster's application:
-# plans and expressions interpreted, no Java generated and compiled for them. A test's queries read a
-# few rows, and compiling code for each cost more than running it (docs/performance.md). What a query
-# returns does not depend on them; the benchmark runs Spark as users do.
-TEST_SWITCHES = (("spark.sql.codegen.wholeStage", "false"), ("spark.sql.codegen.factoryMode", "NO_CODEGEN"))
+# plans and expressions interpreted, no Java generated and compiled for them; no adaptive planning between
+# a query's stages, and task binaries broadcast uncompressed. A test's queries read a few rows, and
+# compiling code, planning again and compressing cost more than running them (docs/performance.md). What a
+# query returns does not depend on them; the benchmark runs Spark as users do.
+TEST_SWITCHES = (
+    ("spark.sql.codegen.wholeStage", "false"),
+    ("spark.sql.codegen.factoryMode", "NO_CODEGEN"),
+    ("spark.sql.adaptive.enabled", "false"),
+    ("spark.broadcast.compress", "false"),
+)
 # The JVM options the profile gives the embedded session (profiles.yml says why: the parallel collector,
 # quick compilation only), for the thrift cluster's driver and executors, where the suite's short queries
 # paid Java's optimising compiler and G1 as the embedded session did: the Thrift Server's pipeline and lock
@@ -405,7 +411,8 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(path)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("VISITOR_LOOKUP_DRIVER_MEMORY", "3g")
-    os.environ.setdefault("VISITOR_LOOKUP_SHUFFLE_PARTITIONS", "2")
+    # One task per shuffle: a test shuffles a few rows, and a second task only cost its scheduling.
+    os.environ.setdefault("VISITOR_LOOKUP_SHUFFLE_PARTITIONS", "1")
     switches = " ".join(f"--conf {key}={value}" for key, value in TEST_SWITCHES)
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"{switches} pyspark-shell")
     yield path
