@@ -411,7 +411,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ["VISITOR_LOOKUP_WAREHOUSE_DIR"] = str(path)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("VISITOR_LOOKUP_DRIVER_MEMORY", "3g")
-    # One task per shuffle: a test shuffles a few rows, and a second task only cost its scheduling.
+    # One task per shuffle: a test shuffles a few rows (measured with the switches above: performance.md).
     os.environ.setdefault("VISITOR_LOOKUP_SHUFFLE_PARTITIONS", "1")
     switches = " ".join(f"--conf {key}={value}" for key, value in TEST_SWITCHES)
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"{switches} pyspark-shell")
