@@ -5,9 +5,9 @@ suite's warehouse) and its own events folder; dbt runs in-process through
 dbtRunner and its log lines are captured for assertions.
 
 The tables' format is a property of that one Spark (its catalog and SQL
-extension), so a pytest run covers one format: `--table-format iceberg`
-(the default, target local) or `delta` (target local_delta); bin/test runs
-the suite once per format. Tests marked `same_on_both_formats` check what
+extension), so a pytest run covers one format: `--table-format delta`
+(the default, target local) or `iceberg` (target local_iceberg); bin/test
+runs the suite once per format. Tests marked `same_on_both_formats` check what
 does not depend on the format (SQL over the manifest, intake into the
 per-run Parquet tables, dbt's ordering, the invariant tests' SQL) and run in
 the Iceberg pass, or in the Delta pass where the marker says
@@ -82,7 +82,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--table-format",
         choices=sorted(LOCAL_TARGETS),
-        default="iceberg",
+        default="delta",
         help="the format the models write in this run (one embedded Spark per run, so one format)",
     )
     parser.addoption(

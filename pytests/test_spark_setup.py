@@ -24,7 +24,6 @@ from visitor_lookup.spark_home import (
     fetch_jars,
     fetch_lone_jar,
     iceberg_coordinates,
-    installed_table_formats,
     link_jars,
     make_class_archive,
     unlink_jars,
@@ -45,7 +44,7 @@ OFFLINE = {
 def test_without_network_setup_stops_with_one_line_naming_the_jars(tmp_path: Path) -> None:
     # an empty home: no Ivy cache to fall back on
     done = subprocess.run(
-        [sys.executable, "-m", "visitor_lookup.spark_home", "--delta"],
+        [sys.executable, "-m", "visitor_lookup.spark_home"],
         env={**os.environ, **OFFLINE, "HOME": str(tmp_path)},
         capture_output=True,
         text=True,
@@ -57,7 +56,7 @@ def test_without_network_setup_stops_with_one_line_naming_the_jars(tmp_path: Pat
     assert iceberg_coordinates() in line and delta_coordinates() in line, line
     assert str(tmp_path / ".ivy2") in line, line
     assert "pyspark/jars" in line, line  # where to put the jars by hand
-    assert not make_class_archive(installed_table_formats())  # the jars linked before are all still there
+    assert not make_class_archive()  # the jars linked before are all still there
 
 
 def test_a_version_maven_central_does_not_have_is_named(tmp_path: Path) -> None:
@@ -172,7 +171,7 @@ def dbt_debug(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_set_up_made_the_class_archive_for_the_jars_in_place() -> None:
-    assert not make_class_archive(installed_table_formats())  # up to date: nothing to make again
+    assert not make_class_archive()  # up to date: nothing to make again
     # pyspark puts conf/ on the classpath: Java refuses the archive if it holds files
     conf = Path(pyspark.__file__).parent / "conf"
     assert not conf.exists() or not any(conf.iterdir())
@@ -299,3 +298,49 @@ def test_a_second_process_on_the_warehouse_waits_for_it(tmp_path: Path) -> None:
     assert returncode == 0, lines[-40:]
     assert [line for line in lines if "Visitor lookup: manifest: first_dates processed through" in line]
     assert not [line for line in lines if "run lock" in line]  # the metastore is this process's alone
+
+
+def dbt_process(tmp_path: Path, *args: str, target: str) -> subprocess.CompletedProcess[str]:
+    """dbt in a fresh process on an embedded target, with tmp_path's warehouse and events."""
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "dbt"), *args, "--no-use-colors", "--target", target],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DBT_PROFILES_DIR": str(ROOT / "profiles"),
+            "DBT_TARGET_PATH": str(tmp_path / "target"),
+            "DBT_LOG_PATH": str(tmp_path / "logs"),
+            "VISITOR_LOOKUP_WAREHOUSE_DIR": str(tmp_path / "warehouse"),
+            "VISITOR_LOOKUP_EVENTS_PATH": str(tmp_path / "events"),
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_iceberg_tables_run_on_the_delta_default_stop_in_one_line_naming_their_target(tmp_path: Path) -> None:
+    # a warehouse of 0.9's default target, where local wrote Iceberg tables: its manifest
+    write_batches(
+        tmp_path / "events",
+        50,
+        1,
+        end=dt.datetime(2020, 1, 10, tzinfo=dt.UTC),
+        days=2,
+        seed=5,
+        progress=False,
+    )
+    built = dbt_process(tmp_path, "run", "--select", "incremental_manifest", target="local_iceberg")
+    assert built.returncode == 0, built.stdout[-3000:]
+    done = dbt_process(tmp_path, "run", target="local")
+    assert done.returncode != 0
+    (line,) = [line for line in done.stdout.splitlines() if "Visitor lookup: " in line]
+    assert line.strip() == (
+        "Visitor lookup: the project's tables in analytics_visitor_lookup are Iceberg tables "
+        "(incremental_manifest), but target 'local' writes Delta tables (its session catalog). "
+        "Nothing was changed. Run with a target of their format (on this project's own profile the "
+        "embedded target local writes Delta since 0.10.0, local_iceberg Iceberg: "
+        "VISITOR_LOOKUP_TARGET=local_iceberg), or drop the schema and run again to rebuild them in "
+        "Delta from the raw events."
+    ), done.stdout[-3000:]
+    assert " OK created " not in done.stdout  # stopped in on-run-start, before any model

@@ -4,13 +4,13 @@ A standalone master, two workers (one core each, so the Thrift Server's
 application gets an executor on each, in JVMs of their own, and its shuffles
 cross between them) and a Spark Thrift Server (HiveThriftServer2) submitted
 to that master, all from the installed pyspark, all bound to 127.0.0.1. The
-Thrift Server gets the Spark settings of the `local` profile output (Iceberg
+Thrift Server gets the Spark settings of the `local` profile output (Delta
 through the Hive session catalog, UTC, Derby metastore), or with ``--format
-delta`` those of the `local_delta` output (Delta's catalog), with its
+iceberg`` those of the `local_iceberg` output (Iceberg's catalog), with its
 warehouse under the cluster's own folder, so the same models run on it
 unchanged and the work crosses real executors.
 
-    python -m visitor_lookup.cluster start [--home DIR] [--port 10000] [--format delta] [--workers 2]
+    python -m visitor_lookup.cluster start [--home DIR] [--port 10000] [--format iceberg] [--workers 2]
     python -m visitor_lookup.cluster stop  [--home DIR]
 
 From Python, `with running(cluster):` owns it: its processes end with the
@@ -40,8 +40,8 @@ from visitor_lookup.spark_home import install_log_config
 
 PROFILES = Path(__file__).resolve().parents[1] / "profiles" / "profiles.yml"
 # The profile's embedded and thrift outputs for each table format.
-LOCAL_TARGETS = {"iceberg": "local", "delta": "local_delta"}
-THRIFT_TARGETS = {"iceberg": "thrift", "delta": "delta"}
+LOCAL_TARGETS = {"delta": "local", "iceberg": "local_iceberg"}
+THRIFT_TARGETS = {"delta": "thrift", "iceberg": "thrift_iceberg"}
 # Settings of the local output that belong to the embedded session only.
 # Settings of the embedded outputs a Thrift Server does not take: a Thrift Server serves many
 # sessions, so its metastore is not one process's and the runs take the project's lock.
@@ -62,7 +62,7 @@ class Cluster:
     workers: int = 2
     worker_cores: int = 1
     worker_memory: str = "4g"
-    table_format: str = "iceberg"
+    table_format: str = "delta"
     # Spark settings for the Thrift Server's application on top of the profile output's (a test's switches).
     spark_conf: tuple[tuple[str, str], ...] = ()
     # JVM options for the Thrift Server (the application's driver) and its executors.
@@ -89,7 +89,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def thrift_server_conf(warehouse: Path, table_format: str = "iceberg") -> dict[str, str]:
+def thrift_server_conf(warehouse: Path, table_format: str = "delta") -> dict[str, str]:
     """The Spark settings of the embedded output for the table format, rendered for a warehouse folder."""
     output = LOCAL_TARGETS[table_format]
     outputs = yaml.safe_load(PROFILES.read_text())["visitor_lookup"]["outputs"]
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("action", choices=["start", "stop"])
     parser.add_argument("--home", type=Path, default=Path("warehouse/cluster"), help="logs, pids, tables")
     parser.add_argument("--port", type=int, default=10000, help="Thrift Server port")
-    parser.add_argument("--format", choices=["iceberg", "delta"], default="iceberg", help="table format")
+    parser.add_argument("--format", choices=["delta", "iceberg"], default="delta", help="table format")
     parser.add_argument("--workers", type=int, default=2, help="workers, one core and one executor each")
     args = parser.parse_args(argv)
     cluster = Cluster(

@@ -3,12 +3,12 @@
 pyspark puts every jar under its ``jars/`` folder, and its ``conf/`` folder,
 on the classpath of each JVM it starts: the embedded session dbt opens, and a
 Thrift Server started with pyspark's ``spark-submit``. Spark's own resolver
-(``spark-submit --packages``) fetches the Iceberg runtime built for the
-installed Spark line from Maven Central, once, into its Ivy cache
-(``~/.ivy2``); its SHA-256 is checked against the one pinned here, and it is
+(``spark-submit --packages``) fetches Delta's jars (the version of the
+installed ``delta-spark``) and the Iceberg runtime built for the installed
+Spark line from Maven Central, once, into its Ivy cache (``~/.ivy2``); the
+Iceberg runtime's SHA-256 is checked against the one pinned here, and they are
 linked into ``jars/``, so no profile carries a machine path and later runs
-start offline. With ``--delta`` Delta's jars (the version of the installed
-``delta-spark``) come the same way. Resolving them at every session start
+start offline. Resolving them at every session start
 instead (``spark.jars.packages`` in the profile) would print Ivy's report on
 every dbt run and, offline, end a run in a Java stack trace that dbt cannot
 turn into a clear message. A log4j2 configuration, in a jar of its own, keeps
@@ -71,14 +71,10 @@ def classpath_fingerprint() -> str:
     return "\n".join([java.strip(), *stats]) + "\n"
 
 
-def installed_table_formats() -> list[str]:
-    """Iceberg always; Delta when its jars are linked (by this set-up or an earlier one)."""
-    delta = any((Path(pyspark.__file__).parent / "jars").glob("delta-spark_*.jar"))
-    return ["iceberg", "delta"] if delta else ["iceberg"]
-
-
-def make_class_archive(table_formats: list[str]) -> bool:
-    """Make the class archive unless one exists for these jars and Java; return whether it was made."""
+def make_class_archive() -> bool:
+    """Make the class archive (both formats' statements run) unless one exists for these jars and Java;
+    return whether it was made."""
+    table_formats = ["iceberg", "delta"]
     archive = class_archive()
     stamp = archive.with_suffix(".classpath")
     fingerprint = classpath_fingerprint() + " ".join(table_formats) + "\n"
@@ -171,9 +167,7 @@ def delta_coordinates() -> str:
     try:
         version = importlib.metadata.version("delta-spark")
     except importlib.metadata.PackageNotFoundError:
-        raise JarsNotFetched(
-            "delta-spark is not installed: run bin/setup --delta (or pip install -e '.[delta]')"
-        ) from None
+        raise JarsNotFetched("delta-spark is not installed: run bin/setup (or pip install -e .)") from None
     return f"io.delta:{spark_line()[1].delta_artifact}:{version}"
 
 
@@ -281,14 +275,11 @@ def link_jars(jars: list[Path], folder: Path | None = None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--delta", action="store_true", help="also fetch Delta's jars and link them")
-    args = parser.parse_args()
+    parser.parse_args()
     install_log_config()
-    # Delta stays if an earlier set-up brought it; its jars are fetched again for this Spark line.
-    delta = args.delta or "delta" in installed_table_formats()
     earlier = unlink_jars()
     try:
-        coordinates = ",".join([iceberg_coordinates(), *([delta_coordinates()] if delta else [])])
+        coordinates = ",".join([iceberg_coordinates(), delta_coordinates()])
         jars = fetch_jars(coordinates)
         check_iceberg_runtime(jars)
         jars += [fetch_lone_jar(*lone) for lone in spark_line()[1].lone_jars]
@@ -299,7 +290,7 @@ def main() -> None:
     fetched = ",".join([coordinates, *(lone for lone, _ in spark_line()[1].lone_jars)])
     print(f"{fetched} and logging set up in {Path(pyspark.__file__).parent}", file=sys.stderr)
     try:
-        if make_class_archive(installed_table_formats()):
+        if make_class_archive():
             print(f"Class archive for quicker JVM starts made: {class_archive()}", file=sys.stderr)
     except ArchiveNotMade as error:
         print(f"visitor-lookup-prepare-spark: warning: {error}", file=sys.stderr)

@@ -140,3 +140,38 @@
     {%- endif -%}
     {{ return('') }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_guard_table_format() %}
+    {#-
+        Before a run reads a table: stop when a table the project keeps is of
+        the other format than the session writes (a warehouse of Iceberg
+        tables run with a Delta target, as the embedded target local became
+        in 0.10.0); the session's catalog would fail on it with an error that
+        names neither. From dbt's listing, without a statement.
+    -#}
+    {%- set format = visitor_lookup_table_format() -%}
+    {%- set foreign = [] -%}
+    {%- for name in visitor_lookup_state_models() -%}
+        {%- set existing = visitor_lookup_existing(visitor_lookup_model_relation(name)) -%}
+        {#- Delta's catalog lists an Iceberg table as a Hive one, with Iceberg's property table_type. -#}
+        {%- if existing is not none and (
+            existing.is_iceberg or visitor_lookup_listed_property(existing, 'table_type') == 'ICEBERG'
+            if format == 'delta' else existing.is_delta
+        ) -%}
+            {%- do foreign.append(existing) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if foreign -%}
+        {%- set names = {'delta': 'Delta', 'iceberg': 'Iceberg'} -%}
+        {{ exceptions.raise_compiler_error(
+            "Visitor lookup: the project's tables in " ~ foreign[0].schema ~ " are "
+            ~ names['iceberg' if format == 'delta' else 'delta'] ~ " tables ("
+            ~ foreign | map(attribute='identifier') | join(', ') ~ "), but target '" ~ target.name ~ "' writes " ~ names[format] ~ " tables (its session catalog). "
+            ~ "Nothing was changed. Run with a target of their format (on this project's own profile the "
+            ~ "embedded target local writes Delta since 0.10.0, local_iceberg Iceberg: "
+            ~ "VISITOR_LOOKUP_TARGET=local_iceberg), or drop the schema and run again to rebuild them in "
+            ~ names[format] ~ " from the raw events."
+        ) }}
+    {%- endif -%}
+{% endmacro %}

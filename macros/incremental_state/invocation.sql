@@ -50,11 +50,8 @@
 {% macro visitor_lookup_start_facts() %}
     {#-
         What a run checks before its models, read once per invocation in one
-        statement: on dbt-spark two settings of the session, the profile's
-        spark.visitor_lookup.single_process_metastore and the session
-        catalog's class (spark.sql.catalog.spark_catalog; Spark puts a
-        setting's value in place of ${name}, an unset one stays as written);
-        the prefix length of a stored key that does not follow
+        statement, once visitor_lookup_guard_table_format has found the
+        tables it reads in the session's format: the prefix length of a stored key that does not follow
         visitor_lookup__partition_prefix_length (a table property dbt's
         listing shows, or on a table built before 0.9.0 one row of
         first_dates); and, but for dbt test,
@@ -79,6 +76,7 @@
     {%- if 'start facts' in cache -%}
         {{ return(cache['start facts']) }}
     {%- endif -%}
+    {%- do visitor_lookup_guard_table_format() -%}
     {%- set first_dates = visitor_lookup_existing(visitor_lookup_model_relation('first_dates')) -%}
     {#- The lookup tables carry their key's prefix length; one built before 0.9.0 is read instead. -#}
     {%- set listed_prefix_length = visitor_lookup_listed_property(first_dates, 'visitor_lookup.partition_prefix_length')
@@ -106,10 +104,6 @@
         if flags.WHICH in ['run', 'build', 'retry'] and visitor_lookup_selected('base_new_event_limits') else none -%}
     {%- set query -%}
         select
-            {%- if target.type == 'spark' %}
-            '${spark.visitor_lookup.single_process_metastore}' as single_process_metastore,
-            '${spark.sql.catalog.spark_catalog}' as session_catalog,
-            {%- endif %}
             {%- if check_prefix %}
             (
                 select length(vcid_first_two)
@@ -178,8 +172,6 @@
     {%- endset -%}
     {%- set row = run_query(query).rows[0] -%}
     {%- set facts = {
-        'single_process_metastore': target.type == 'spark' and row['single_process_metastore'] == 'true',
-        'session_catalog': row['session_catalog'] if target.type == 'spark' else '',
         'stored_prefix_length': row['stored_prefix_length'] if check_prefix
             else listed_prefix_length | int if listed_prefix_differs else none,
         'bad_requests': (row['bad_requests'] or '') if read_requests else '',
@@ -194,6 +186,34 @@
     } -%}
     {%- do cache.update({'start facts': facts}) -%}
     {{ return(facts) }}
+{% endmacro %}
+
+
+{% macro visitor_lookup_session_settings() %}
+    {#-
+        Two settings of the session, read once per invocation in one
+        statement on dbt-spark: the profile's
+        spark.visitor_lookup.single_process_metastore and the session
+        catalog's class (spark.sql.catalog.spark_catalog). Spark's variable
+        substitution puts a setting's value in place of ${name}; an unset one
+        stays as written.
+    -#}
+    {%- set cache = visitor_lookup_invocation_cache() -%}
+    {%- if 'session settings' not in cache -%}
+        {%- set settings = {'single_process_metastore': false, 'session_catalog': ''} -%}
+        {%- if target.type == 'spark' -%}
+            {%- set row = run_query(
+                "select '${spark.visitor_lookup.single_process_metastore}' as single_process_metastore, "
+                ~ "'${spark.sql.catalog.spark_catalog}' as session_catalog"
+            ).rows[0] -%}
+            {%- do settings.update({
+                'single_process_metastore': row['single_process_metastore'] == 'true',
+                'session_catalog': row['session_catalog'],
+            }) -%}
+        {%- endif -%}
+        {%- do cache.update({'session settings': settings}) -%}
+    {%- endif -%}
+    {{ return(cache['session settings']) }}
 {% endmacro %}
 
 

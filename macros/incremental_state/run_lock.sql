@@ -28,7 +28,7 @@
     {%- endif -%}
     {%- set cache = visitor_lookup_invocation_cache() -%}
     {%- if 'run_lock_needed' not in cache -%}
-        {%- do cache.update({'run_lock_needed': not visitor_lookup_start_facts()['single_process_metastore']}) -%}
+        {%- do cache.update({'run_lock_needed': not visitor_lookup_session_settings()['single_process_metastore']}) -%}
     {%- endif -%}
     {{ return(cache['run_lock_needed']) }}
 {% endmacro %}

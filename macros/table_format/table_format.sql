@@ -34,7 +34,7 @@
     {%- elif not execute -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set catalog = visitor_lookup_start_facts()['session_catalog'] -%}
+    {%- set catalog = visitor_lookup_session_settings()['session_catalog'] -%}
     {%- for format in ['iceberg', 'delta'] if format in catalog | lower -%}
         {{ return(format) }}
     {%- endfor -%}

@@ -2,7 +2,7 @@
 
 For a history of H events over 30 days and one of scale x H over scale x 30
 days (the same traffic, kept longer; one Parquet file per day of loads), on
-the local target (Iceberg tables; local_delta with --format delta), each
+the local target (Delta tables; local_iceberg with --format iceberg), each
 step a fresh process as an orchestrator runs it (JVM start and dbt parsing
 included):
 
@@ -49,7 +49,7 @@ build of OPTIMISING_FULL_BUILD_FROM events or more runs with the optimising
 compiler, as docs/configuration.md advises for a build that reads millions of events.
 
     bin/benchmark [--history 1000000] [--scale 10] [--new-events 10000] [--runs 4] [--vars JSON] [--thrift]
-                  [--format iceberg|delta]
+                  [--format delta|iceberg]
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
         "--thrift", action="store_true", help="also run H on the thrift target (on a local cluster)"
     )
     parser.add_argument(
-        "--format", choices=sorted(LOCAL_TARGETS), default="iceberg", help="the table format of our models"
+        "--format", choices=sorted(LOCAL_TARGETS), default="delta", help="the table format of our models"
     )
     parser.add_argument("--check", help=argparse.SUPPRESS)
     parser.add_argument("--peer", help=argparse.SUPPRESS)
