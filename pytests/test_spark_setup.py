@@ -301,7 +301,8 @@ def test_a_second_process_on_the_warehouse_waits_for_it(tmp_path: Path) -> None:
 
 
 def dbt_process(tmp_path: Path, *args: str, target: str) -> subprocess.CompletedProcess[str]:
-    """dbt in a fresh process on an embedded target, with tmp_path's warehouse and events."""
+    """dbt in a fresh process on an embedded target, with tmp_path's warehouse and events, and the
+    profile's schema (not a scenario's)."""
     return subprocess.run(
         [str(Path(sys.executable).parent / "dbt"), *args, "--no-use-colors", "--target", target],
         cwd=ROOT,
@@ -312,6 +313,7 @@ def dbt_process(tmp_path: Path, *args: str, target: str) -> subprocess.Completed
             "DBT_LOG_PATH": str(tmp_path / "logs"),
             "VISITOR_LOOKUP_WAREHOUSE_DIR": str(tmp_path / "warehouse"),
             "VISITOR_LOOKUP_EVENTS_PATH": str(tmp_path / "events"),
+            "VISITOR_LOOKUP_SCHEMA": "analytics",
         },
         capture_output=True,
         text=True,

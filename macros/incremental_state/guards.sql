@@ -167,7 +167,8 @@
         {{ exceptions.raise_compiler_error(
             "Visitor lookup: the project's tables in " ~ foreign[0].schema ~ " are "
             ~ names['iceberg' if format == 'delta' else 'delta'] ~ " tables ("
-            ~ foreign | map(attribute='identifier') | join(', ') ~ "), but target '" ~ target.name ~ "' writes " ~ names[format] ~ " tables (its session catalog). "
+            ~ foreign | map(attribute='identifier') | join(', ') ~ "), but target '" ~ target.name ~ "' writes "
+            ~ names[format] ~ " tables (its session catalog). "
             ~ "Nothing was changed. Run with a target of their format (on this project's own profile the "
             ~ "embedded target local writes Delta since 0.10.0, local_iceberg Iceberg: "
             ~ "VISITOR_LOOKUP_TARGET=local_iceberg), or drop the schema and run again to rebuild them in "

@@ -51,7 +51,8 @@
     {#-
         What a run checks before its models, read once per invocation in one
         statement, once visitor_lookup_guard_table_format has found the
-        tables it reads in the session's format: the prefix length of a stored key that does not follow
+        tables it reads in the session's format: the prefix length of a
+        stored key that does not follow
         visitor_lookup__partition_prefix_length (a table property dbt's
         listing shows, or on a table built before 0.9.0 one row of
         first_dates); and, but for dbt test,
