@@ -321,8 +321,18 @@ def dbt_process(tmp_path: Path, *args: str, target: str) -> subprocess.Completed
     )
 
 
-def test_iceberg_tables_run_on_the_delta_default_stop_in_one_line_naming_their_target(tmp_path: Path) -> None:
-    # a warehouse of 0.9's default target, where local wrote Iceberg tables: its manifest
+@pytest.mark.parametrize(
+    ("built_on", "run_on", "theirs", "written", "their_target"),
+    [
+        # a warehouse of 0.9's default target, where local wrote Iceberg tables, run on the Delta default
+        ("local_iceberg", "local", "Iceberg", "Delta", "local_iceberg"),
+        # and the other way: Iceberg's catalog would read a Delta table without its deletion vectors
+        ("local", "local_iceberg", "Delta", "Iceberg", "local"),
+    ],
+)
+def test_tables_of_the_other_format_stop_the_run_in_one_line_naming_their_target(
+    tmp_path: Path, built_on: str, run_on: str, theirs: str, written: str, their_target: str
+) -> None:
     write_batches(
         tmp_path / "events",
         50,
@@ -332,17 +342,17 @@ def test_iceberg_tables_run_on_the_delta_default_stop_in_one_line_naming_their_t
         seed=5,
         progress=False,
     )
-    built = dbt_process(tmp_path, "run", "--select", "incremental_manifest", target="local_iceberg")
+    built = dbt_process(tmp_path, "run", "--select", "incremental_manifest", target=built_on)
     assert built.returncode == 0, built.stdout[-3000:]
-    done = dbt_process(tmp_path, "run", target="local")
+    done = dbt_process(tmp_path, "run", target=run_on)
     assert done.returncode != 0
     (line,) = [line for line in done.stdout.splitlines() if "Visitor lookup: " in line]
     assert line.strip() == (
-        "Visitor lookup: the project's tables in analytics_visitor_lookup are Iceberg tables "
-        "(incremental_manifest), but target 'local' writes Delta tables (its session catalog). "
-        "Nothing was changed. Run with a target of their format (on this project's own profile the "
-        "embedded target local writes Delta since 0.10.0, local_iceberg Iceberg: "
-        "VISITOR_LOOKUP_TARGET=local_iceberg), or drop the schema and run again to rebuild them in "
-        "Delta from the raw events."
+        f"Visitor lookup: the project's tables in analytics_visitor_lookup are {theirs} tables "
+        f"(incremental_manifest), but target '{run_on}' writes {written} tables (its session catalog). "
+        "Nothing was changed. Run with a target of their format (on this project's own profile the embedded "
+        "target local writes Delta since 0.10.0, local_iceberg Iceberg: "
+        f"VISITOR_LOOKUP_TARGET={their_target}), or drop the schema and run again to rebuild them in "
+        f"{written} from the raw events."
     ), done.stdout[-3000:]
     assert " OK created " not in done.stdout  # stopped in on-run-start, before any model

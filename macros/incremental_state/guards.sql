@@ -164,15 +164,14 @@
     {%- endfor -%}
     {%- if foreign -%}
         {%- set names = {'delta': 'Delta', 'iceberg': 'Iceberg'} -%}
+        {%- set theirs = 'iceberg' if format == 'delta' else 'delta' -%}
         {{ exceptions.raise_compiler_error(
-            "Visitor lookup: the project's tables in " ~ foreign[0].schema ~ " are "
-            ~ names['iceberg' if format == 'delta' else 'delta'] ~ " tables ("
+            "Visitor lookup: the project's tables in " ~ foreign[0].schema ~ " are " ~ names[theirs] ~ " tables ("
             ~ foreign | map(attribute='identifier') | join(', ') ~ "), but target '" ~ target.name ~ "' writes "
-            ~ names[format] ~ " tables (its session catalog). "
-            ~ "Nothing was changed. Run with a target of their format (on this project's own profile the "
-            ~ "embedded target local writes Delta since 0.10.0, local_iceberg Iceberg: "
-            ~ "VISITOR_LOOKUP_TARGET=local_iceberg), or drop the schema and run again to rebuild them in "
-            ~ names[format] ~ " from the raw events."
+            ~ names[format] ~ " tables (its session catalog). Nothing was changed. Run with a target of their "
+            ~ "format (on this project's own profile the embedded target local writes Delta since 0.10.0, "
+            ~ "local_iceberg Iceberg: VISITOR_LOOKUP_TARGET=" ~ {'delta': 'local', 'iceberg': 'local_iceberg'}[theirs]
+            ~ "), or drop the schema and run again to rebuild them in " ~ names[format] ~ " from the raw events."
         ) }}
     {%- endif -%}
 {% endmacro %}
