@@ -153,15 +153,22 @@ def test_linking_replaces_every_earlier_link_and_skips_what_spark_ships_in_any_v
     assert not (folder / "antlr4-runtime-4.9.3.jar").is_symlink()
 
 
-def dbt_debug(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """`dbt debug` on the local target in a fresh process: it starts the embedded Spark and runs a query."""
+def dbt_process(
+    tmp_path: Path, *args: str, target: str = "local", **env: str
+) -> subprocess.CompletedProcess[str]:
+    """dbt in a fresh process on an embedded target (its JVM started anew), with tmp_path's warehouse and
+    events and the profile's schema (not a scenario's); `env` on top."""
     return subprocess.run(
-        [str(Path(sys.executable).parent / "dbt"), "debug", "--no-use-colors", "--target", "local"],
+        [str(Path(sys.executable).parent / "dbt"), *args, "--no-use-colors", "--target", target],
         cwd=ROOT,
         env={
             **os.environ,
             "DBT_PROFILES_DIR": str(ROOT / "profiles"),
+            "DBT_TARGET_PATH": str(tmp_path / "target"),
+            "DBT_LOG_PATH": str(tmp_path / "logs"),
             "VISITOR_LOOKUP_WAREHOUSE_DIR": str(tmp_path / "warehouse"),
+            "VISITOR_LOOKUP_EVENTS_PATH": str(tmp_path / "events"),
+            "VISITOR_LOOKUP_SCHEMA": "analytics",
             **env,
         },
         capture_output=True,
@@ -188,7 +195,9 @@ def test_a_dbt_process_maps_the_class_archive_with_the_parallel_collector_and_qu
 ) -> None:
     # -Xshare:on: a JVM that cannot map the archive stops instead of starting without it;
     # -Xlog:gc prints the collector the JVM chose, -XX:+PrintFlagsFinal its flags
-    done = dbt_debug(tmp_path, VISITOR_LOOKUP_JAVA_OPTIONS="-Xshare:on -Xlog:gc -XX:+PrintFlagsFinal")
+    done = dbt_process(
+        tmp_path, "debug", VISITOR_LOOKUP_JAVA_OPTIONS="-Xshare:on -Xlog:gc -XX:+PrintFlagsFinal"
+    )
     assert "Connection test: [OK connection ok]" in done.stdout, done.stdout + done.stderr
     assert "Using Parallel" in done.stdout + done.stderr, done.stdout + done.stderr
     flags = java_flags(done.stdout + done.stderr, "TieredStopAtLevel", "ReservedCodeCacheSize")
@@ -196,8 +205,9 @@ def test_a_dbt_process_maps_the_class_archive_with_the_parallel_collector_and_qu
 
 
 def test_java_options_bring_another_collector_and_the_optimising_compiler_back(tmp_path: Path) -> None:
-    done = dbt_debug(
+    done = dbt_process(
         tmp_path,
+        "debug",
         VISITOR_LOOKUP_JAVA_OPTIONS="-XX:-UseParallelGC -XX:+UseG1GC -Xlog:gc"
         " -XX:TieredStopAtLevel=4 -XX:+PrintFlagsFinal",
     )
@@ -216,7 +226,7 @@ def test_an_archive_made_for_other_jars_is_ignored_quietly(tmp_path: Path) -> No
         check=True,
     )
     assert stale.exists()
-    done = dbt_debug(tmp_path, VISITOR_LOOKUP_CLASS_ARCHIVE=str(stale))
+    done = dbt_process(tmp_path, "debug", VISITOR_LOOKUP_CLASS_ARCHIVE=str(stale))
     assert "Connection test: [OK connection ok]" in done.stdout, done.stdout + done.stderr
     assert "cds" not in done.stdout + done.stderr
 
@@ -298,27 +308,6 @@ def test_a_second_process_on_the_warehouse_waits_for_it(tmp_path: Path) -> None:
     assert returncode == 0, lines[-40:]
     assert [line for line in lines if "Visitor lookup: manifest: first_dates processed through" in line]
     assert not [line for line in lines if "run lock" in line]  # the metastore is this process's alone
-
-
-def dbt_process(tmp_path: Path, *args: str, target: str) -> subprocess.CompletedProcess[str]:
-    """dbt in a fresh process on an embedded target, with tmp_path's warehouse and events, and the
-    profile's schema (not a scenario's)."""
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "dbt"), *args, "--no-use-colors", "--target", target],
-        cwd=ROOT,
-        env={
-            **os.environ,
-            "DBT_PROFILES_DIR": str(ROOT / "profiles"),
-            "DBT_TARGET_PATH": str(tmp_path / "target"),
-            "DBT_LOG_PATH": str(tmp_path / "logs"),
-            "VISITOR_LOOKUP_WAREHOUSE_DIR": str(tmp_path / "warehouse"),
-            "VISITOR_LOOKUP_EVENTS_PATH": str(tmp_path / "events"),
-            "VISITOR_LOOKUP_SCHEMA": "analytics",
-        },
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(
