@@ -26,7 +26,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import takewhile
 from pathlib import Path
@@ -421,6 +421,22 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture
 def scenario(request: pytest.FixtureRequest, tmp_path: Path) -> Scenario:
     return Scenario(request.node.name, tmp_path)
+
+
+@pytest.fixture
+def delta_retention_check_off(scenario: Scenario) -> Iterator[Callable[[], None]]:
+    """Turns off Delta's check that VACUUM keeps at least 7 days in the session dbt shares, as a team would
+    to keep less, and back on after the test. Call it once dbt has opened the session: one opened here
+    first would lack the profile's settings."""
+    turned_off = []
+
+    def turn_off() -> None:
+        scenario.sql("set spark.databricks.delta.retentionDurationCheck.enabled=false")
+        turned_off.append(True)
+
+    yield turn_off
+    if turned_off:
+        scenario.sql("set spark.databricks.delta.retentionDurationCheck.enabled=true")
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from .conftest import LOOKUP_TABLES, Scenario, table_format
+from .conftest import LOOKUP_TABLES, Scenario
 from .reference import LookupTables, Raw, in_window, invalid_reason, lookup_tables, processed_events
 from .test_lookup_properties import VARS, random_arrivals
 
@@ -134,7 +134,7 @@ def test_every_run_gets_a_row_with_what_it_read_and_changed(scenario: Scenario) 
     # a new cookie, anonymous: the third run has a span to write, and no user to change
     latest = max((raw for raw in third if raw.loaded_at and raw.landed), key=lambda raw: raw.loaded_at)
     third = [*third, Raw("new-span", "new-cookie", None, latest.landed, latest.loaded_at)]
-    expired = 0 if table_format() == "iceberg" else None  # the default retention: nothing is due yet
+    expired = 0  # the default retention: nothing is due yet
     history = History(scenario)
 
     scenario.write_events(first)

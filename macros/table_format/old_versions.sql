@@ -5,8 +5,8 @@
     files of rows a run replaced stay readable for ever. The last on-run-end
     hook (visitor_lookup_record_run), after the run lock is released, expires the Iceberg snapshots older
     than visitor_lookup__snapshot_retention_days of every table the project
-    keeps, and removes the files no snapshot refers to (docs/design.md, "Old
-    versions").
+    keeps, and removes the files no snapshot refers to, or runs Delta's VACUUM
+    (docs/design.md, "Old versions").
 -#}
 
 {% macro visitor_lookup_snapshot_retention_days() %}
@@ -58,8 +58,8 @@
         After a run, from visitor_lookup_record_run: expire the kept tables'
         old versions (dispatched per table format: adapter and format,
         `<adapter>__expire_old_versions_<format>`). Returns how many
-        snapshots it expired, or none when it expires nothing by design
-        (retention 'off', Delta).
+        snapshots it expired (Iceberg) or tables it vacuumed (Delta), or
+        none with retention 'off'.
     -#}
     {%- set retention_days = visitor_lookup_snapshot_retention_days() -%}
     {%- if retention_days is none -%}
@@ -155,19 +155,4 @@
         ) as snapshot_ages
     {%- endset -%}
     {{ return(query) }}
-{% endmacro %}
-
-
-{% macro default__expire_old_versions_delta(relations, retention_days) %}
-    {#-
-        Delta keeps the files of old versions until VACUUM deletes them, and
-        its VACUUM refuses a retention under 7 days unless Spark is told
-        otherwise: the project leaves it to the team that runs it (docs/operations.md,
-        "Storage") and notes so in the debug log.
-    -#}
-    {%- do log(
-        "Visitor lookup: Delta tables keep their old versions' files until VACUUM removes them "
-        ~ "(docs/operations.md, \"Storage\"); var visitor_lookup__snapshot_retention_days applies to Iceberg tables."
-    ) -%}
-    {{ return(none) }}
 {% endmacro %}

@@ -35,7 +35,10 @@
         processed events by landed, and a run reads from it only the row
         groups since the earliest instant it recomputes (their statistics
         skip the others), and the few files that hold its events' stored
-        copies in several tasks instead of one each. Delta trims its own log.
+        copies in several tasks instead of one each. Delta trims its own log;
+        its deletion vectors are off whatever the session's default for new
+        tables (Databricks turns them on): a merge that deletes rows rewrites
+        the files that held them, so no erased id stays in a live file.
 
         lookup: added for the lookup tables, which take small merges spread
         over the whole table. A copy-on-write merge rewrites every data file
@@ -65,7 +68,7 @@
             },
         },
         'delta': {
-            'kept': {},
+            'kept': {'delta.enableDeletionVectors': 'false'},
             'lookup': {'delta.enableDeletionVectors': 'true' if write_mode == 'merge-on-read' else 'false'},
         },
     }) }}
