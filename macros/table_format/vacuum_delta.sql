@@ -29,19 +29,21 @@
         {#-
             Set first, just after the lock's release: the run that takes the
             lock next merges into the manifest only at its end, so this
-            metadata change does not fail that merge.
+            metadata change does not fail that merge. A statement, not
+            run_query: Spark 3.5's Thrift Server gives DDL no result to fetch.
         -#}
-        {%- do run_query(
-            "alter table " ~ manifest ~ " set tblproperties ('visitor_lookup.vacuumed_at' = '"
-            ~ now.strftime('%Y-%m-%dT%H:%M:%S') ~ "')"
-        ) -%}
+        {%- call statement('visitor_lookup_stamp_vacuum') -%}
+            alter table {{ manifest }} set tblproperties ('visitor_lookup.vacuumed_at' = '{{ now.strftime('%Y-%m-%dT%H:%M:%S') }}')
+        {%- endcall -%}
     {%- endif -%}
     {%- if not due -%}
         {{ return(0) }}
     {%- endif -%}
     {%- for relation in relations -%}
         {%- set started_at = modules.datetime.datetime.now() -%}
-        {%- do run_query("vacuum " ~ relation ~ " retain " ~ hours ~ " hours") -%}
+        {%- call statement('visitor_lookup_vacuum') -%}
+            vacuum {{ relation }} retain {{ hours }} hours
+        {%- endcall -%}
         {%- do log(
             "Visitor lookup: vacuumed " ~ relation ~ ", retaining " ~ hours ~ " hours: "
             ~ ((modules.datetime.datetime.now() - started_at).total_seconds() | round(1)) ~ " s",
