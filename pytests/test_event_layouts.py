@@ -64,6 +64,25 @@ def test_a_ga4_export_is_read_exactly_through_its_preset(scenario: Scenario) -> 
     assert scenario.logged(
         "var visitor_lookup__event_file_columns (or the preset's) names a type Spark does not know"
     )
+    # Mapped by hand without the preset, the folder read with the contract's columns: the run stops before
+    # any model, in one line naming the columns the mapping takes from the files and the var to declare them.
+    by_hand = {
+        "visitor_lookup__event_columns": {
+            "event_id": "concat(user_pseudo_id, '-', event_timestamp)",
+            "visitor_cookie_id": "user_pseudo_id",
+            "landed": "timestamp_micros(event_timestamp)",
+        },
+        "visitor_lookup__event_filter": "event_name = 'page_view'",
+    }
+    scenario.dbt("run", vars={**VARS, **by_hand}, ok=False)
+    (stopped,) = scenario.logged("is not read with the columns of its files the mapping names: ")
+    assert (
+        f"but the events folder {scenario.events_dir} is not read with the columns of its files the mapping "
+        "names: event_timestamp bigint, event_name string, user_pseudo_id string; declare them in var "
+        'visitor_lookup__event_file_columns, as {"event_timestamp": "bigint", "event_name": "string", '
+        '"user_pseudo_id": "string"}.\n'
+    ) in stopped, stopped
+    assert not scenario.sql("show tables in {schema} like 'processed_events'")
     scenario.dbt("run", vars=run_vars)
     assert_exact(scenario, ga4_page_views(first))
 

@@ -156,6 +156,7 @@
         {{ return('') }}
     {%- endif -%}
     {%- set source = visitor_lookup_source_relation('visitor_lookup', 'pageviews') -%}
+    {%- set undeclared = {} -%}
     {%- if source.schema == 'parquet' -%}
         {%- set events = try_or_compiler_error(
             "Visitor lookup: the events folder " ~ source.identifier ~ " cannot be read with the columns "
@@ -164,6 +165,7 @@
             visitor_lookup_events_read, source
         ) -%}
         {%- set available = layout.file_columns.keys() | list -%}
+        {%- set undeclared = visitor_lookup_undeclared_file_columns(source.identifier, layout) -%}
     {%- else -%}
         {%- set events = source -%}
         {%- set available = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
@@ -187,10 +189,17 @@
             'what': 'visitor_lookup__event_filter is ' ~ layout.filter, 'expression': layout.filter, 'types': ['boolean'],
         }) -%}
     {%- endif -%}
+    {%- set cannot_analyse = "Visitor lookup: var {what}, which Spark cannot analyse over " ~ source
+        ~ ": a column it names is not there, or it does not parse. Columns there: " ~ available | join(', ') ~ "." -%}
+    {%- if undeclared -%}
+        {%- set cannot_analyse = "Visitor lookup: var {what}, but the events folder " ~ source.identifier
+            ~ " is not read with the columns of its files the mapping names: "
+            ~ undeclared.items() | map('join', ' ') | join(', ') ~ "; declare them in var "
+            ~ "visitor_lookup__event_file_columns, as " ~ tojson(undeclared) ~ "." -%}
+    {%- endif -%}
     {%- for check in checks -%}
         {%- set described = try_or_compiler_error(
-            "Visitor lookup: var " ~ check.what ~ ", which Spark cannot analyse over " ~ source
-            ~ ": a column it names is not there, or it does not parse. Columns there: " ~ available | join(', ') ~ ".",
+            cannot_analyse | replace('{what}', check.what),
             run_query, "describe query select " ~ check.expression ~ " as checked from " ~ events
         ) -%}
         {%- set result_type = described.rows[0]['data_type'] -%}
