@@ -171,6 +171,40 @@ def test_stored_copies_are_read_right_when_the_table_has_delete_files(scenario: 
     assert stored_events(scenario)["a1"][1:] == ("c1", "u1", ts("2026-01-05 06:00"), ts("2026-01-05 06:30"))
 
 
+def read_behind_iceberg(scenario: Scenario) -> bool:
+    """Whether the last run read data files of processed_events as plain Parquet."""
+    return any("from parquet.`" in line and "/processed_events/data/" in line for line in scenario.log_lines)
+
+
+@pytest.mark.iceberg_only
+def test_stored_copies_are_read_by_iceberg_when_its_files_are_not_the_table(scenario: Scenario) -> None:
+    # The data files holding a stored copy's key are read as plain Parquet only while they are the table by
+    # name: a name mapping (files without field ids) or a schema changed since the table's creation (Iceberg
+    # resolves columns by field id) sends the run through Iceberg's reader. Each run re-delivers one event.
+    at = ts("2026-01-05 06:00")
+    seen = [Raw(f"a{n}", f"c{n}", f"u{n}", at, at + dt.timedelta(hours=n)) for n in range(1, 4)]
+    scenario.write_events(seen)
+    scenario.dbt("run", vars=VARS)
+
+    def run_with_a_copy_of(event: Raw) -> bool:
+        copy = event._replace(loaded_at=event.loaded_at + dt.timedelta(days=1))
+        scenario.write_events([copy])
+        seen.append(copy)
+        scenario.dbt("run", vars=VARS)
+        assert_matches_reference(scenario, seen)
+        return read_behind_iceberg(scenario)
+
+    scenario.sql(
+        "alter table {schema}.processed_events set tblproperties "
+        """('schema.name-mapping.default' = '[{{"field-id": 1, "names": ["event_id"]}}]')"""
+    )
+    assert not run_with_a_copy_of(seen[0])
+    scenario.sql("alter table {schema}.processed_events unset tblproperties ('schema.name-mapping.default')")
+    assert run_with_a_copy_of(seen[1])
+    scenario.sql("alter table {schema}.processed_events add column note string")
+    assert not run_with_a_copy_of(seen[2])
+
+
 def test_new_file_is_seen_and_overlapping_windows_count_once(scenario: Scenario) -> None:
     first = [
         Raw("a1", "c1", None, ts("2026-01-05 09:55"), ts("2026-01-05 10:00")),

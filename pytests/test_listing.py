@@ -17,6 +17,7 @@ def listed(scenario: Scenario, name: str, properties: list[str]) -> dict:
     inline = (
         f"{{% set r = adapter.get_relation(target.database, '{scenario.schema}', '{name}') %}}"
         "select r'{{ tojson({'location': visitor_lookup_listed_location(r), "
+        "'schema_id': visitor_lookup_listed_schema_id(r), "
         f"'columns': visitor_lookup_listed_columns(r), 'properties': {{{facts}}}}}) }}}}' as listed"
     )
     result = scenario.dbt("show", "--inline", inline, vars=VARS)
@@ -37,6 +38,10 @@ def test_the_listing_macros_read_what_spark_says_of_each_relation(scenario: Scen
         assert got["columns"] == columns, name
         if name != "visitor_lookup":
             assert got["location"] == detail["Location"], name
+        # an Iceberg table's schema as created, which its Hive catalog lists; none for Delta's or Parquet's
+        if name != "visitor_lookup":
+            iceberg_table = table_format() == "iceberg" and name == "processed_events"
+            assert got["schema_id"] == (0 if iceberg_table else None), name
 
     ours = {"base_events_this_run": "visitor_lookup.shape", "visitor_lookup": "visitor_lookup.definition"}
     for name, prop in ours.items():
@@ -54,3 +59,6 @@ def test_the_listing_macros_read_what_spark_says_of_each_relation(scenario: Scen
         assert {k: summary[k] for k in totals} == {k: latest["summary"][k] for k in totals}
         # the lookup tables and processed_events are unpartitioned by default
         assert (got["table_type"], got["default-partition-spec"]) == ("ICEBERG", None)
+        # a column added: the table's current schema is another (its data files hold none of it)
+        scenario.sql(f"alter table {schema}.processed_events add column note string")
+        assert listed(scenario, "processed_events", [])["schema_id"] == 1

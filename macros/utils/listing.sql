@@ -29,3 +29,10 @@
     {%- set found = modules.re.search(pattern, relation.information or '') -%}
     {{ return(found.group(1) if found is not none else none) }}
 {% endmacro %}
+
+
+{% macro visitor_lookup_listed_schema_id(relation) %}
+    {#- An Iceberg table's current schema id (its Hive catalog's current-schema), or none when not listed. -#}
+    {%- set found = modules.re.search('[\\[ ,]current-schema=\\{"type":"struct","schema-id":(\\d+)', relation.information or '') -%}
+    {{ return(found.group(1) | int if found is not none else none) }}
+{% endmacro %}

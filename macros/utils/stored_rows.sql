@@ -17,9 +17,10 @@
         The stored rows an incremental model compares with: those whose
         key_column is among `keys` (a query of one column), and possibly
         others, as the model joins on its own key anyway. On Iceberg only the
-        data files holding one of the keys are read (stored_rows_iceberg),
-        elsewhere the whole table; on the first build an empty relation with
-        the given columns ({name: type}, in order).
+        data files holding one of the keys are read, where that is safe
+        (iceberg_data_files_as_parquet), elsewhere the whole table; on the
+        first build an empty relation with the given columns ({name: type},
+        in order).
     -#}
     {%- if not visitor_lookup_is_incremental() -%}
         {{ return(visitor_lookup_empty_relation(columns)) }}
@@ -28,46 +29,7 @@
         {{ return(this) }}
     {%- endif -%}
     {%- set stored = adapter.get_relation(this.database, this.schema, this.identifier) -%}
-    {{ return(adapter.dispatch('stored_rows_iceberg', 'visitor_lookup')(stored, columns, key_column, keys)) }}
-{% endmacro %}
-
-
-{% macro default__stored_rows_iceberg(relation, columns, key_column, keys) %}
-    {#-
-        One statement reads the key column alone and names the data files
-        with a matching key; the model then reads
-        those files directly, as Iceberg does not skip files by a filter on
-        _file. Data files are the table's rows only while it has no delete
-        files, so with any the whole table is read.
-    -#}
-    {%- set found -%}
-        select
-            to_json(collect_set(_file)) as data_files,
-            (select count(*) from {{ relation }}.delete_files) as delete_files
-        from {{ relation }}
-        where {{ key_column }} in ({{ keys }})
-    {%- endset -%}
-    {%- set row = run_query(found).rows[0] -%}
-    {%- if row['delete_files'] > 0 -%}
-        {{ return(relation) }}
-    {%- endif -%}
-    {%- set data_files = fromjson(row['data_files']) | sort -%}
-    {%- if not data_files -%}
-        {{ return(visitor_lookup_empty_relation(columns)) }}
-    {%- endif -%}
-    {%- set rows_of_data_files -%}
-        (
-        {%- for data_file in data_files %}
-            select
-            {%- for name, type in columns.items() %}
-                cast({{ name }} as {{ type }}) as {{ name }}{{ ',' if not loop.last }}
-            {%- endfor %}
-            from parquet.`{{ data_file | replace('`', '``') }}`
-            {{- ' union all' if not loop.last }}
-        {%- endfor %}
-        )
-    {%- endset -%}
-    {{ return(rows_of_data_files) }}
+    {{ return(adapter.dispatch('iceberg_data_files_as_parquet', 'visitor_lookup')(stored, columns, key_column, keys)) }}
 {% endmacro %}
 
 

@@ -52,13 +52,13 @@
         and 'event_key' in visitor_lookup_listed_columns(stored) -%}
         {#-
             As processed_events finds the stored copies of its events
-            (stored_rows_iceberg, dispatched by its package's name, which
+            (iceberg_data_files_as_parquet, dispatched by its package's name, which
             resolves in any caller's namespace): only the rows of the data
             files holding a 64-bit event_key of the latest run's ids, found
             by one statement that reads that column alone, with the columns
             the key test of processed_events reads.
         -#}
-        {%- set rows = adapter.dispatch('stored_rows_iceberg', 'visitor_lookup')(
+        {%- set rows = adapter.dispatch('iceberg_data_files_as_parquet', 'visitor_lookup')(
             relation,
             {'event_id': 'string', 'visitor_cookie_id': 'string', 'landed': 'timestamp', 'loaded_at': 'timestamp',
                 'run_number': 'int'},
