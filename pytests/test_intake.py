@@ -179,10 +179,11 @@ def read_behind_iceberg(scenario: Scenario) -> bool:
 @pytest.mark.iceberg_only
 def test_stored_copies_are_read_by_iceberg_when_its_files_are_not_the_table(scenario: Scenario) -> None:
     # The data files holding a stored copy's key are read as plain Parquet only while they are the table by
-    # name: a name mapping (files without field ids) or a schema changed since the table's creation (Iceberg
-    # resolves columns by field id) sends the run through Iceberg's reader. Each run re-delivers one event.
+    # name: a name mapping (files without field ids), files written in another format or a schema changed
+    # since the table's creation (Iceberg resolves columns by field id) sends the run through Iceberg's
+    # reader. Each run re-delivers one event.
     at = ts("2026-01-05 06:00")
-    seen = [Raw(f"a{n}", f"c{n}", f"u{n}", at, at + dt.timedelta(hours=n)) for n in range(1, 4)]
+    seen = [Raw(f"a{n}", f"c{n}", f"u{n}", at, at + dt.timedelta(hours=n)) for n in range(1, 5)]
     scenario.write_events(seen)
     scenario.dbt("run", vars=VARS)
 
@@ -201,8 +202,11 @@ def test_stored_copies_are_read_by_iceberg_when_its_files_are_not_the_table(scen
     assert not run_with_a_copy_of(seen[0])
     scenario.sql("alter table {schema}.processed_events unset tblproperties ('schema.name-mapping.default')")
     assert run_with_a_copy_of(seen[1])
-    scenario.sql("alter table {schema}.processed_events add column note string")
+    scenario.sql("alter table {schema}.processed_events set tblproperties ('write.format.default' = 'orc')")
     assert not run_with_a_copy_of(seen[2])
+    scenario.sql("alter table {schema}.processed_events unset tblproperties ('write.format.default')")
+    scenario.sql("alter table {schema}.processed_events add column note string")
+    assert not run_with_a_copy_of(seen[3])
 
 
 def test_new_file_is_seen_and_overlapping_windows_count_once(scenario: Scenario) -> None:
