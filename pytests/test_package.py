@@ -195,26 +195,41 @@ WRITE_MODE_PROPERTY = {
 }
 
 
-def test_a_hosts_table_configs_reach_the_tables_of_the_package(
+def test_a_hosts_table_configs_reach_the_tables_of_the_package_but_not_its_write_mode(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     host = host_copy(request, tmp_path)
+    name, ours, other = WRITE_MODE_PROPERTY[table_format()]
     root = tmp_path / "team_tables"
-    configure_package_models(
-        host,
-        f"    +location_root: {root}\n"
-        "    +tblproperties: {team.owner: web-analytics}\n"
-        # an option Delta keeps (it drops the others) and Iceberg and Parquet keep as they keep any
-        "    +options: {delta.logRetentionDuration: interval 45 days}\n",
-    )
-    seen: list[Raw] = []
-    for batch in random_arrivals(seed=47, batches=2):
-        host.write_events(batch)
-        seen += batch
-        host.dbt("run", vars=VARS)
-        assert host.lookup_tables() == lookup_tables(processed_events(seen).values())
 
-    name, ours, _ = WRITE_MODE_PROPERTY[table_format()]
+    def configure(write_mode_value: str) -> None:
+        """The host's location, properties and options, and the lookup tables' write-mode property."""
+        configure_package_models(
+            host,
+            f"    +location_root: {root}\n"
+            "    +tblproperties: {team.owner: web-analytics}\n"
+            # an option Delta keeps (it drops the others) and Iceberg and Parquet keep as they keep any
+            "    +options: {delta.logRetentionDuration: interval 45 days}\n"
+            f"    lookup:\n      +tblproperties: {{team.owner: web-analytics, {name}: {write_mode_value}}}\n",
+        )
+
+    # a value that would change the lookup tables' write mode stops the run before it writes one of them
+    configure(other)
+    first, second = random_arrivals(seed=47, batches=2)
+    host.write_events(first)
+    host.dbt("run", vars=VARS, ok=False)
+    assert host.logged(
+        f"the tblproperties config of first_dates sets '{name}' = '{other}', but the lookup tables' write "
+        f"mode gives '{ours}': choose it with var visitor_lookup__lookup_write_mode"
+    )
+
+    configure(ours)
+    host.dbt("run", vars=VARS)  # the stopped run's events, none lost
+    assert host.lookup_tables() == lookup_tables(processed_events(first).values())
+    host.write_events(second)
+    host.dbt("run", vars=VARS)
+    assert host.lookup_tables() == lookup_tables(processed_events(first + second).values())
+
     for table in ("first_dates", "processed_events", "incremental_manifest", "base_events_this_run"):
         properties = {row.key: row.value for row in host.sql(f"show tblproperties {{schema}}.{table}")}
         assert properties["team.owner"] == "web-analytics", table
@@ -226,26 +241,6 @@ def test_a_hosts_table_configs_reach_the_tables_of_the_package(
     assert lookup[name] == ours  # the project's own, beside the host's
     window = {row.key: row.value for row in host.sql("show tblproperties {schema}.base_events_this_run")}
     assert "visitor_lookup.shape" in window
-
-
-def test_a_host_config_that_would_change_the_write_mode_stops_the_run_and_loses_nothing(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
-    host = host_copy(request, tmp_path)
-    name, ours, other = WRITE_MODE_PROPERTY[table_format()]
-    configure_package_models(host, f"    lookup:\n      +tblproperties: {{{name}: {other}}}\n")
-    batch = random_arrivals(seed=53, batches=1)[0]
-    host.write_events(batch)
-
-    host.dbt("run", vars=VARS, ok=False)
-    assert host.logged(
-        f"the tblproperties config of first_dates sets '{name}' = '{other}', but the lookup tables' write "
-        f"mode gives '{ours}': choose it with var visitor_lookup__lookup_write_mode"
-    )
-
-    configure_package_models(host, f"    lookup:\n      +tblproperties: {{{name}: {ours}}}\n")
-    host.dbt("run", vars=VARS)
-    assert host.lookup_tables() == lookup_tables(processed_events(batch).values())
 
 
 PUBLIC = {

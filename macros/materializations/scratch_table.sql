@@ -46,6 +46,18 @@
         {%- if existing is not none -%}
             {%- do adapter.drop_relation(existing) -%}
         {%- endif -%}
+        {#-
+            A Parquet table at a location_root is external: its drop (or a
+            killed run) leaves its files, and Spark's CTAS refuses a folder
+            that holds any unless told it may replace them. The folder is
+            this table's own (location_root/<name>).
+        -#}
+        {%- set own_folder = config.get('location_root') and config.require('file_format') == 'parquet' -%}
+        {%- if own_folder -%}
+            {%- set setting = 'spark.sql.legacy.allowNonEmptyLocationInCTAS' -%}
+            {%- set before = run_query('set ' ~ setting).rows[0][1] -%}
+            {%- do run_query('set ' ~ setting ~ '=true') -%}
+        {%- endif -%}
         {%- call statement('main') -%}
             create table {{ target_relation }}
             using {{ config.require('file_format') }}
@@ -57,6 +69,9 @@
             as
             {{ typed_query }}
         {%- endcall -%}
+        {%- if own_folder -%}
+            {%- do run_query('set ' ~ setting ~ '=' ~ before) -%}
+        {%- endif -%}
     {%- endif -%}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}
