@@ -128,6 +128,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=reason))
         if pass_format == "delta" and item.get_closest_marker("iceberg_only"):
             item.add_marker(pytest.mark.skip(reason="what only Iceberg tables do"))
+        lane = item.get_closest_marker("every_spark_line")
+        lane_format = lane.kwargs.get("on", pass_format) if lane else pass_format
+        if os.environ.get("VISITOR_LOOKUP_SPARK") and lane_format != pass_format:
+            item.add_marker(pytest.mark.skip(reason=f"on this Spark line, checked in the {lane_format} pass"))
 
 
 def table_format() -> str:

@@ -21,45 +21,39 @@ def statuses(result: dbtRunnerResult) -> dict[str, str]:
     return {r.node.name: str(r.status) for r in result.result.results}
 
 
-def test_build_after_every_batch_equals_the_reference_and_skips_nothing(scenario: Scenario) -> None:
+def test_builds_equal_the_reference_after_every_batch_skip_nothing_and_repair_a_failed_one(
+    scenario: Scenario,
+) -> None:
+    # three batches: exactness over many is test_lookup_properties' (dbt run); here, that a build's tests
+    # between its models change nothing and skip nothing, and that the build after a failed one repairs it
+    arrivals = random_arrivals(seed=23, batches=3)
     seen: list[Raw] = []
-    # two batches: exactness over many is test_lookup_properties' (dbt run); here, that a build's tests
-    # between its models change nothing and skip nothing
-    for batch in random_arrivals(seed=17, batches=2):
-        scenario.write_events(batch)
-        seen += batch
+
+    def build_exactly() -> None:
         result = scenario.dbt("build", vars=VARS)
         assert set(statuses(result).values()) <= {"success", "pass"}, statuses(result)
         assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
 
-    scenario.dbt("build", vars=VARS)  # no new data
-    assert scenario.logged("Visitor lookup: Standard incremental run")
-    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
-
-    scenario.dbt("build", "--full-refresh", vars={**VARS, "visitor_lookup__allow_refresh": True})
-    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
-
-
-def test_a_failed_build_is_repaired_by_the_next_one(scenario: Scenario) -> None:
-    arrivals = random_arrivals(seed=23, batches=3)
-    seen: list[Raw] = []
     scenario.write_events(arrivals[0])
     seen += arrivals[0]
-    scenario.dbt("build", vars=VARS)
+    build_exactly()
 
     scenario.write_events(arrivals[1])
     seen += arrivals[1]
     with scenario.table_replaced_by_incompatible_one("user_mapping"):
         failed = statuses(scenario.dbt("build", vars=VARS, ok=False))
     assert failed["user_mapping"] == "error" and failed["visitor_lookup_spans"] == "skipped"
-
-    scenario.dbt("build", vars=VARS)
+    build_exactly()
     assert scenario.logged("Visitor lookup: Incremental models out of sync")
-    assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
 
     scenario.write_events(arrivals[2])
     seen += arrivals[2]
-    scenario.dbt("build", vars=VARS)
+    build_exactly()
+
+    build_exactly()  # no new data
+    assert scenario.logged("Visitor lookup: Standard incremental run")
+
+    scenario.dbt("build", "--full-refresh", vars={**VARS, "visitor_lookup__allow_refresh": True})
     assert scenario.lookup_tables() == lookup_tables(processed_events(seen).values())
 
 

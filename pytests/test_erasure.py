@@ -215,35 +215,19 @@ def stored_before_the_erasure(scenario: Scenario, run_vars: dict) -> list[Raw]:
     return [event for batch in ERASED_EVENTS for event in batch]
 
 
-def test_with_merge_on_read_no_live_file_keeps_an_erased_id(scenario: Scenario) -> None:
-    # merge-on-read only marks a merge's deleted rows: the erasing run's compaction must rewrite every
-    # file that holds one, whatever its size (on Delta the table is rewritten whole: OPTIMIZE leaves a file
-    # alone in its bin as it is)
-    merge_on_read = {**VARS, "visitor_lookup__lookup_write_mode": "merge-on-read"}
-    events = stored_before_the_erasure(scenario, merge_on_read)
-    requests = Requests()
-    requests.add(scenario, "r-user", user=ERASED_USER)
-    requests.add(scenario, "r-cookie", cookie=ERASED_COOKIE)
-    scenario.dbt("run", vars=merge_on_read)
-    assert_exact(scenario, events, requests)
-    compacted = scenario.logged("Visitor lookup: compacted ")
-    assert len(compacted) == len(LOOKUP_TABLES), compacted
-    if table_format() == "delta":
-        assert all("(erased rows), rewritten whole: " in line for line in compacted), compacted
-    erased = {ERASED_USER, ERASED_COOKIE}
-    for name in LOOKUP_TABLES:
-        files = scenario.live_data_files(name)
-        assert files, name
-        assert {str(path) for path in files if erased & strings_in_parquet(path)} == set()
-        assert scenario.data_files_and_deletes(name)[1] == 0, name  # no row left marked deleted
-
-
-def test_after_the_retention_no_data_file_holds_an_erased_id(
+def test_an_erasure_leaves_no_erased_id_in_a_live_file_nor_after_the_retention_on_disk(
     scenario: Scenario, delta_retention_check_off: Callable[[], None]
 ) -> None:
-    retention_zero = {**VARS, "visitor_lookup__snapshot_retention_days": 0}
+    # merge-on-read only marks a merge's deleted rows: the erasing run's compaction must rewrite every
+    # file that holds one, whatever its size (on Delta the table is rewritten whole: OPTIMIZE leaves a file
+    # alone in its bin as it is); the next run's expiry or VACUUM then deletes the older files
+    run_vars = {
+        **VARS,
+        "visitor_lookup__lookup_write_mode": "merge-on-read",
+        "visitor_lookup__snapshot_retention_days": 0,
+    }
     user, cookie = ERASED_USER, ERASED_COOKIE
-    events = stored_before_the_erasure(scenario, retention_zero)
+    events = stored_before_the_erasure(scenario, run_vars)
     if table_format() == "delta":
         # Delta's check on: its 7 days kept, so due every 16.8 hours, not on the second run
         assert scenario.logged("Visitor lookup: vacuumed ") == []
@@ -251,10 +235,20 @@ def test_after_the_retention_no_data_file_holds_an_erased_id(
     requests = Requests()
     requests.add(scenario, "r-user", user=user)
     requests.add(scenario, "r-cookie", cookie=cookie)
-    scenario.dbt("run", vars=retention_zero)
+    scenario.dbt("run", vars=run_vars)
     assert_exact(scenario, events, requests)
     assert "1 compaction" in " ".join(scenario.logged("visitor_lookup_spans"))
-    scenario.dbt("run", vars=retention_zero)  # the next run: erased_cookies and the per-run tables let go
+    compacted = scenario.logged("Visitor lookup: compacted ")
+    assert len(compacted) == len(LOOKUP_TABLES), compacted
+    if table_format() == "delta":
+        assert all("(erased rows), rewritten whole: " in line for line in compacted), compacted
+    for name in LOOKUP_TABLES:
+        live = scenario.live_data_files(name)
+        assert live, name
+        assert {str(path) for path in live if {user, cookie} & strings_in_parquet(path)} == set()
+        assert scenario.data_files_and_deletes(name)[1] == 0, name  # no row left marked deleted
+
+    scenario.dbt("run", vars=run_vars)  # the next run: erased_cookies and the per-run tables let go
     assert_exact(scenario, events, requests)
     if table_format() == "delta":
         vacuumed = scenario.logged("Visitor lookup: vacuumed ")
