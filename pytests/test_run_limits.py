@@ -169,13 +169,3 @@ def test_a_new_prefix_length_takes_a_full_refresh(scenario: Scenario) -> None:
     keys = {(row.visitor_cookie_id, row.vcid_first_two) for row in built.table("first_dates")}
     assert keys == {("c1", "c")}
     built.dbt("run", vars=shorter)
-
-
-def test_a_first_dates_without_the_prefix_property_is_checked_by_one_of_its_rows(built: Scenario) -> None:
-    """Lookup tables built before 0.9.0 have no visitor_lookup.partition_prefix_length property."""
-    prefix_property = "'visitor_lookup.partition_prefix_length'"
-    built.sql(f"alter table {{schema}}.first_dates unset tblproperties ({prefix_property})")
-    manifest = built.manifest()
-    built.dbt("run", vars={**VARS, "visitor_lookup__partition_prefix_length": 1}, ok=False)
-    assert any("is 1, but the lookup tables were built with 2" in line for line in built.log_lines)
-    assert built.manifest() == manifest

@@ -47,9 +47,8 @@
         The lookup tables are merged on vcid_first_two: rows keyed with
         another prefix length would never match and be written twice. Unless
         the run rebuilds everything (--full-refresh), the stored keys must
-        follow the var: first_dates' table property tells, or on a table
-        built before 0.9.0 one of its rows (all were keyed alike), read with
-        the run's other start facts.
+        follow the var, as first_dates' table property (in dbt's listing)
+        tells.
     -#}
     {%- if not execute -%}
         {{ return('') }}

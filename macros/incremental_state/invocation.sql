@@ -54,8 +54,7 @@
         tables it reads in the session's format: the prefix length of a
         stored key that does not follow
         visitor_lookup__partition_prefix_length (a table property dbt's
-        listing shows, or on a table built before 0.9.0 one row of
-        first_dates); and, but for dbt test,
+        listing shows: no statement); and, but for dbt test,
         erasure_requests' bad requests (no request_id, or neither id), its
         requests and how many are pending (not in erasure_log yet), and the
         rows erased_cookies keeps (only its own model writes it, later); on a
@@ -79,10 +78,8 @@
     {%- endif -%}
     {%- do visitor_lookup_guard_table_format() -%}
     {%- set first_dates = visitor_lookup_existing(visitor_lookup_model_relation('first_dates')) -%}
-    {#- The lookup tables carry their key's prefix length; one built before 0.9.0 is read instead. -#}
     {%- set listed_prefix_length = visitor_lookup_listed_property(first_dates, 'visitor_lookup.partition_prefix_length')
         if first_dates is not none else none -%}
-    {%- set check_prefix = first_dates is not none and not flags.FULL_REFRESH and listed_prefix_length is none -%}
     {%- set prefix_length = visitor_lookup_var_whole_number('visitor_lookup__partition_prefix_length', 1) -%}
     {%- set listed_prefix_differs = listed_prefix_length is not none and not flags.FULL_REFRESH
         and listed_prefix_length | int != prefix_length -%}
@@ -105,13 +102,6 @@
         if flags.WHICH in ['run', 'build', 'retry'] and visitor_lookup_selected('base_new_event_limits') else none -%}
     {%- set query -%}
         select
-            {%- if check_prefix %}
-            (
-                select length(vcid_first_two)
-                from (select visitor_cookie_id, vcid_first_two from {{ first_dates }} limit 1) as one_row
-                where vcid_first_two != {{ visitor_lookup_partition_key('visitor_cookie_id') }}
-            ) as stored_prefix_length,
-            {%- endif %}
             {%- if read_requests %}
             (
                 select concat_ws(', ', collect_list(coalesce(request_id, 'NULL')))
@@ -173,8 +163,7 @@
     {%- endset -%}
     {%- set row = run_query(query).rows[0] -%}
     {%- set facts = {
-        'stored_prefix_length': row['stored_prefix_length'] if check_prefix
-            else listed_prefix_length | int if listed_prefix_differs else none,
+        'stored_prefix_length': listed_prefix_length | int if listed_prefix_differs else none,
         'bad_requests': (row['bad_requests'] or '') if read_requests else '',
         'requests': row['requests'] if read_requests else 0,
         'pending_requests': row['pending_requests'] if read_requests else 0,
