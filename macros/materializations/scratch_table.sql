@@ -36,42 +36,44 @@
         properties, columns,
     ])) -%}
     {%- do properties.update({'visitor_lookup.shape': shape}) -%}
-    {%- if existing is not none and existing.is_table
+    {%- set same_shape = existing is not none and existing.is_table
         and visitor_lookup_listed_property(existing, 'visitor_lookup.shape') == shape -%}
-        {%- call statement('main') -%}
-            insert overwrite table {{ target_relation }}
-            {{ typed_query }}
-        {%- endcall -%}
-    {%- else -%}
+    {#-
+        A Parquet table at a location_root is external: its drop (or a
+        killed run) leaves its files in its folder (location_root/<name>),
+        where Spark's CTAS refuses to write. There the table is created with
+        its declared columns, and the insert overwrite replaces those files.
+    -#}
+    {%- set own_folder = config.get('location_root') and config.require('file_format') == 'parquet' -%}
+    {%- if not same_shape -%}
         {%- if existing is not none -%}
             {%- do adapter.drop_relation(existing) -%}
         {%- endif -%}
-        {#-
-            A Parquet table at a location_root is external: its drop (or a
-            killed run) leaves its files, and Spark's CTAS refuses a folder
-            that holds any unless told it may replace them. The folder is
-            this table's own (location_root/<name>).
-        -#}
-        {%- set own_folder = config.get('location_root') and config.require('file_format') == 'parquet' -%}
-        {%- if own_folder -%}
-            {%- set setting = 'spark.sql.legacy.allowNonEmptyLocationInCTAS' -%}
-            {%- set before = run_query('set ' ~ setting).rows[0][1] -%}
-            {%- do run_query('set ' ~ setting ~ '=true') -%}
-        {%- endif -%}
-        {%- call statement('main') -%}
+        {%- call statement('create_table' if own_folder else 'main') -%}
             create table {{ target_relation }}
+            {%- if own_folder %} (
+                {%- for column in columns %}
+                {{ column.name }} {{ column.data_type }}{{ ',' if not loop.last }}
+                {%- endfor %}
+            )
+            {%- endif %}
             using {{ config.require('file_format') }}
             {%- if options %}
             options ({{ visitor_lookup_property_list(options) }})
             {%- endif %}
             {{- location_clause() }}
             tblproperties ({{ visitor_lookup_property_list(properties) }})
+            {%- if not own_folder %}
             as
             {{ typed_query }}
+            {%- endif %}
         {%- endcall -%}
-        {%- if own_folder -%}
-            {%- do run_query('set ' ~ setting ~ '=' ~ before) -%}
-        {%- endif -%}
+    {%- endif -%}
+    {%- if same_shape or own_folder -%}
+        {%- call statement('main') -%}
+            insert overwrite table {{ target_relation }}
+            {{ typed_query }}
+        {%- endcall -%}
     {%- endif -%}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}
