@@ -506,122 +506,6 @@ def write_as_writers_do(folder: Path, at: dt.datetime) -> list[Raw]:
     return millis + int96 + reordered
 
 
-def write_in_nanoseconds(path: Path, events: list[Raw], times: tuple[str, ...], zone: str | None) -> None:
-    """A file as pandas writes one by default: these times as nanosecond timestamps (with the zone, or
-    naive), each event's time plus its index in nanoseconds, which no microsecond holds; the others in
-    microseconds."""
-
-    def column(name: str) -> pa.Array:
-        values = [getattr(event, name) for event in events]
-        if name not in ("landed", "loaded_at"):
-            return pa.array(values, pa.string())
-        if name not in times:
-            return pa.array(values, pa.timestamp("us", tz=zone))
-        epoch = dt.datetime(1970, 1, 1)
-        nanoseconds = [
-            None if value is None else (value - epoch) // MICROSECOND * 1000 + index % 1000
-            for index, value in enumerate(values)
-        ]
-        return pa.array(nanoseconds, pa.int64()).cast(pa.timestamp("ns", tz=zone))
-
-    pq.write_table(pa.table({name: column(name) for name in Raw._fields}), path)
-
-
-@pytest.mark.same_on_both_formats(checked_on="delta")
-def test_files_of_nanosecond_timestamps_are_read_to_the_microsecond_beside_the_others(
-    scenario: Scenario,
-) -> None:
-    # In the Delta pass, which runs with ANSI SQL mode on: the conversion must not raise there either.
-    at = ts("2026-01-05 10:00")
-    minute = dt.timedelta(minutes=1)
-    first = [Raw("a1", "c1", "u1", at, at), Raw("a2", "c2", None, at, at)]
-    scenario.write_events(first)
-    scenario.dbt("run", vars=VARS)
-
-    later = at + dt.timedelta(days=1)
-    # pandas' default: every time in nanoseconds, without a zone; a copy of a1 loaded later, and c1's
-    # next user a microsecond after a nanosecond-only difference would have put it
-    pandas_default = [
-        Raw("n1", "c1", "u2", later + MICROSECOND, later + minute),
-        Raw("n2", "c3", None, later, later + minute),
-        Raw("a1", "c1", "u1", at, later),
-        Raw("n3", " ", "u3", later, later + minute),
-        Raw("n4", "c4", "u4", None, later),
-    ]
-    write_in_nanoseconds(
-        scenario.events_dir / "pandas_default.parquet", pandas_default, ("landed", "loaded_at"), None
-    )
-    # only loaded_at in nanoseconds, zoned
-    loader_stamp = [Raw("z1", "c3", "u3", later + 2 * minute, later + 3 * minute)]
-    write_in_nanoseconds(scenario.events_dir / "loader_stamp.parquet", loader_stamp, ("loaded_at",), "UTC")
-    # no row: nothing to read, in nanoseconds or not
-    write_in_nanoseconds(scenario.events_dir / "no_rows.parquet", [], ("landed", "loaded_at"), "UTC")
-    microseconds = [Raw("m1", "c2", "u5", later + 4 * minute, later + 4 * minute)]
-    scenario.write_events(microseconds)
-    scenario.dbt("run", vars=VARS)
-    assert scenario.logged("Visitor lookup: read in nanoseconds, as stored: ")
-    seen = first + pandas_default + loader_stamp + microseconds
-    assert_matches_reference(scenario, seen)
-
-    # A later run reads them again in its range, and one that reads everything again from the start date
-    # reads the files of nanoseconds as the first time: nothing changes.
-    stored = (stored_events(scenario), stored_quarantine(scenario), scenario.lookup_tables())
-    more = [Raw("m2", "c4", "u4", later + 5 * minute, later + 5 * minute)]
-    scenario.write_events(more)
-    scenario.dbt("run", vars={**VARS, "visitor_lookup__read_again_from": "2026-01-01"})
-    assert not scenario.logged("Visitor lookup: read in nanoseconds, as stored: ")
-    assert_matches_reference(scenario, seen + more)
-    scenario.dbt("run", vars=VARS)
-    assert_matches_reference(scenario, seen + more)
-    assert scenario.lookup_tables() == lookup_tables(processed_events(seen + more).values())
-    assert stored[0].items() <= stored_events(scenario).items()
-
-    # Written again in microseconds, a file is read as any other.
-    (scenario.events_dir / "pandas_default.parquet").unlink()
-    scenario.write_events(pandas_default)
-    scenario.dbt("run", vars={**VARS, "visitor_lookup__read_again_from": "2026-01-01"})
-    assert_matches_reference(scenario, seen + more)
-
-
-def test_a_file_of_nanoseconds_and_another_of_its_name_stop_the_run_with_a_line(scenario: Scenario) -> None:
-    # The window tells the files of nanoseconds by name: in a folder of day folders, two may share one.
-    at = ts("2026-01-05 10:00")
-    first = [Raw("a1", "c1", "u1", at, at)]
-    second = [Raw("b1", "c1", "u2", at + MICROSECOND, at)]
-    (scenario.events_dir / "day=1").mkdir()
-    (scenario.events_dir / "day=2").mkdir()
-    scenario.write_events(first).rename(scenario.events_dir / "day=1" / "events.parquet")
-    write_in_nanoseconds(
-        scenario.events_dir / "day=2" / "events.parquet", second, ("landed", "loaded_at"), None
-    )
-    scenario.dbt("run", vars=VARS, ok=False)
-    assert scenario.logged(
-        f"{(scenario.events_dir / 'day=1' / 'events.parquet').as_posix()} has the name of "
-        f"file:{(scenario.events_dir / 'day=2' / 'events.parquet').as_posix()}, "
-        "whose times are in nanoseconds"
-    )
-    assert not scenario.logged("at org.apache"), "a Java stack trace in the output"
-
-    (scenario.events_dir / "day=1" / "events.parquet").rename(scenario.events_dir / "day=1" / "first.parquet")
-    scenario.dbt("run", vars=VARS)
-    assert_matches_reference(scenario, first + second)
-
-
-def test_the_glob_of_file_names_takes_the_named_files_only(scenario: Scenario, tmp_path: Path) -> None:
-    # Names that are prefixes of others, and every character glob syntax uses.
-    named = ["a.parquet", "a.parquet.1", "x,{1}[2]*?!^-\\.parquet", "b"]
-    others = ["a.parque", "a.parquet.2", "a.parquet.11", "ab.parquet", "x,{1}[2]*?!^-.parquet", "bb", "c"]
-    inline = "select r'{{ visitor_lookup_glob_of_names(var(\"names\")) }}' as glob"
-    result = scenario.dbt("show", "--inline", inline, vars={**VARS, "names": named})
-    glob = result.result.results[0].agate_table.rows[0]["glob"]
-    folder = tmp_path / "named"
-    folder.mkdir()
-    for name in named + others:
-        pq.write_table(pa.table({"name": [name]}), folder / name)
-    files = scenario.spark.read.option("pathGlobFilter", glob).parquet(str(folder))
-    assert sorted(row.name for row in files.collect()) == sorted(named)
-
-
 def bad_files(folder: Path) -> list[tuple[Path, str]]:
     """Files nobody meant to drop into the events folder, and what the run must say of each."""
     at = ts("2026-01-06 10:00")
@@ -632,6 +516,13 @@ def bad_files(folder: Path) -> list[tuple[Path, str]]:
     pq.write_table(good.drop_columns(["loaded_at"]), no_loaded_at)
     numbers = folder / "epoch_numbers.parquet"
     pq.write_table(good.set_column(3, "landed", pa.array([1767693600000000])), numbers)
+    # as pandas writes times by default: nanosecond timestamps
+    nanoseconds = folder / "pandas_default.parquet"
+    in_nanoseconds = [
+        field.with_type(pa.timestamp("ns")) if field.name in ("landed", "loaded_at") else field
+        for field in good.schema
+    ]
+    pq.write_table(good.cast(pa.schema(in_nanoseconds)), nanoseconds)
     truncated = folder / "truncated.parquet"
     pq.write_table(good, truncated)
     truncated.write_bytes(truncated.read_bytes()[:-200])
@@ -643,10 +534,14 @@ def bad_files(folder: Path) -> list[tuple[Path, str]]:
             "has a column of another type (event_id, visitor_cookie_id, user_id: string; landed, loaded_at: "
             "timestamp)",
         ),
-        (
-            numbers,
-            "stores a time (landed, loaded_at) as 64-bit numbers, not as timestamps (map it with "
-            "visitor_lookup__event_columns and visitor_lookup__event_file_columns)",
+        *(
+            (
+                path,
+                "stores a time (landed, loaded_at) as 64-bit numbers or nanosecond timestamps, which Spark "
+                "reads only as numbers (write it again with microsecond timestamps, or map the numbers with "
+                "visitor_lookup__event_columns and visitor_lookup__event_file_columns)",
+            )
+            for path in (numbers, nanoseconds)
         ),
         (no_loaded_at, "has no loaded_at in any of its 1 rows: the column is missing or empty"),
         (truncated, "is not a Parquet file, or was cut short"),

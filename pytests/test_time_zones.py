@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 
 from .conftest import Scenario, ts
 from .reference import Raw, lookup_tables, processed_events
-from .test_intake import assert_matches_reference, limits, write_in_nanoseconds
+from .test_intake import assert_matches_reference, limits
 from .test_late_events import TableScenario, install_host_project
 
 ZONE = "America/New_York"
@@ -65,8 +65,6 @@ def test_runs_in_a_session_west_of_utc_give_the_tables_of_utc(scenario: Scenario
         Raw("s1", "c3", "u4", ts("2026-03-08 11:00"), ts("2026-03-08 11:00")),
         Raw("n1", "c4", None, ts("2026-03-08 13:00"), None),
         Raw("d1", "c5", "u5", ts("2026-03-08 14:00"), ts("2026-03-08 14:00")),
-        # pandas' default: nanoseconds without a zone, UTC wall-clock time too
-        Raw("p1", "c6", "u6", ts("2026-03-08 13:30"), ts("2026-03-08 13:30")),
     ]
     scenario.write_events(second[:2])
     # timestamps without a zone, as many writers leave them: read as UTC
@@ -77,9 +75,6 @@ def test_runs_in_a_session_west_of_utc_give_the_tables_of_utc(scenario: Scenario
         {name: pa.array(values, types.get(name, pa.string())) for name, values in columns.items()}
     )
     pq.write_table(table, scenario.events_dir / "naive.parquet")
-    write_in_nanoseconds(
-        scenario.events_dir / "pandas_default.parquet", second[4:], ("landed", "loaded_at"), None
-    )
     scenario.dbt("run", vars=VARS)
     assert scenario.logged("Visitor lookup: Standard incremental run")
     seen = first[1:] + second

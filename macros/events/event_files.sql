@@ -3,15 +3,11 @@
     before a run reads them, so that a file nobody meant to write stops the
     run with a line naming it, before anything changes, instead of a Java
     stack trace from the middle of a model (or, for a missing column, rows
-    that quietly read as NULL); a file whose times are nanosecond
-    timestamps is found here and kept in the run's limits. The window then
-    reads the folder with the layout's columns and types
-    (event_files_read.sql).
+    that quietly read as NULL). The window then reads the folder with the
+    layout's columns and types (event_files_read.sql).
 -#}
 
-{% macro visitor_lookup_check_event_files(
-    events, since, previous_last_modified=none, new_after=none, previous_nanosecond_files=none
-) %}
+{% macro visitor_lookup_check_event_files(events, since, previous_last_modified=none, new_after=none) %}
     {#-
         Checks the files of the events folder modified after `since` (when
         the previous run computed its limits, less the clock-skew allowance
@@ -27,10 +23,8 @@
         again), the latest modification time in it and how many files it
         has; given the previous listing's latest (previous_last_modified,
         timestamp text), the digest and the count of the files modified up
-        to it; how many were modified after new_after (all when none); and
-        the files there that store times in nanoseconds (path: those times),
-        found among the files checked or kept from previous_nanosecond_files
-        for the others; none when nothing is checked.
+        to it; and how many were modified after new_after (all when none);
+        none when nothing is checked.
     -#}
     {%- if not execute or flags.WHICH not in ['run', 'build', 'retry'] or events.schema != 'parquet' -%}
         {{ return(none) }}
@@ -156,22 +150,8 @@
     {%- set files = rows | rejectattr('path', 'none') | list -%}
     {%- set unread = files | selectattr('problem', 'equalto', 'unread') | map(attribute='path') | list -%}
     {%- set problems = [] -%}
-    {%- set previous_nanosecond_files = previous_nanosecond_files or {} -%}
-    {%- set checked = files | map(attribute='path') | list -%}
-    {%- set nanosecond_files = {} -%}
-    {%- for path, times in previous_nanosecond_files.items() if path not in checked -%}
-        {%- do nanosecond_files.update({path: times}) -%}
-    {%- endfor -%}
-    {%- set found = [] -%}
     {%- for file in visitor_lookup_unread_event_files(folder, since, unread) -%}
-        {%- if file.problem is none -%}
-            {%- do nanosecond_files.update({file.path: file.nanosecond_times.split(',')}) -%}
-            {%- if file.path not in previous_nanosecond_files -%}
-                {%- do found.append(file.path ~ " (" ~ file.nanosecond_times | replace(',', ', ') ~ ")") -%}
-            {%- endif -%}
-        {%- else -%}
-            {%- do problems.append(file.path ~ " " ~ file.problem) -%}
-        {%- endif -%}
+        {%- do problems.append(file.path ~ " " ~ file.problem) -%}
     {%- endfor -%}
     {%- for file in files if file.problem not in [none, 'unread'] -%}
         {%- set made_of = '' if columns[file.problem] == file.problem else ' (' ~ columns[file.problem] ~ ')' -%}
@@ -179,9 +159,6 @@
             ~ " rows: the column is missing or empty") -%}
     {%- endfor -%}
     {%- do log("Visitor lookup: checked " ~ files | length ~ " events file(s) written since " ~ since, info=True) -%}
-    {%- if found -%}
-        {%- do log("Visitor lookup: read in nanoseconds, as stored: " ~ found | join(", "), info=True) -%}
-    {%- endif -%}
     {%- if problems -%}
         {%- do exceptions.raise_compiler_error(
             "Visitor lookup: the events folder holds files this run cannot read; nothing was changed. "
@@ -196,48 +173,7 @@
         'files': rows[0]['files'],
         'files_through_previous': rows[0]['files_through_previous'],
         'new_files': rows[0]['new_files'],
-        'nanosecond_files': visitor_lookup_listed_nanosecond_files(folder, nanosecond_files),
     }) }}
-{% endmacro %}
-
-
-{% macro visitor_lookup_listed_nanosecond_files(folder, nanosecond_files) %}
-    {#-
-        Those of these files of nanoseconds (path: times) that the folder
-        still lists. The window tells them from the others by file name
-        (Spark's pathGlobFilter), so another file of the same name, in
-        another folder below, stops the run with a line naming both.
-    -#}
-    {%- if not nanosecond_files -%}
-        {{ return({}) }}
-    {%- endif -%}
-    {%- set names = [] -%}
-    {%- for path in nanosecond_files -%}
-        {%- do names.append(visitor_lookup_string_literal(visitor_lookup_file_name(path))) -%}
-    {%- endfor -%}
-    {%- set query -%}
-        select path
-        from binaryfile.{{ adapter.quote(folder) }}
-        where regexp_extract(path, '[^/]*$', 0) in ({{ names | unique | join(', ') }})
-    {%- endset -%}
-    {%- set listed = run_query(query).columns[0].values() | list -%}
-    {%- set clashes = [] -%}
-    {%- for path in listed if path not in nanosecond_files -%}
-        {%- for other in nanosecond_files if visitor_lookup_file_name(other) == visitor_lookup_file_name(path) -%}
-            {%- do clashes.append(path ~ " has the name of " ~ other ~ ", whose times are in nanoseconds") -%}
-        {%- endfor -%}
-    {%- endfor -%}
-    {%- if clashes -%}
-        {%- do exceptions.raise_compiler_error(
-            "Visitor lookup: the events folder holds files of one name that the run reads in different ways; "
-            ~ "nothing was changed. Rename one of each, then run again:\n  " ~ clashes | join("\n  ")
-        ) -%}
-    {%- endif -%}
-    {%- set present = {} -%}
-    {%- for path, times in nanosecond_files.items() if path in listed -%}
-        {%- do present.update({path: times}) -%}
-    {%- endfor -%}
-    {{ return(present) }}
 {% endmacro %}
 
 
@@ -257,15 +193,12 @@
     {#-
         Why each of these files could not be read as events: not Parquet at
         all or cut short (no PAR1 mark at both ends), or Parquet with rows
-        but times stored as numbers or another column of another type; or
-        which of its times it stores as nanosecond timestamps (pandas'
-        default), which Spark reads only as numbers, when that is all that
-        kept it from being read. Returns a row per such file: path, problem
-        (none for one of nanoseconds) and nanosecond_times (the times' names,
-        comma-separated). A Parquet file
-        without rows is fine and is not returned, nor is one read as events
-        after all: it appeared between the check's two listings of the
-        folder.
+        but times stored as numbers (nanosecond timestamps, pandas' default,
+        included: Spark reads them only as numbers) or another column of
+        another type. Returns a row per such file: path and problem. A
+        Parquet file without rows is fine and is not returned, nor is one
+        read as events after all: it appeared between the check's two
+        listings of the folder.
     -#}
     {%- if not paths -%}
         {{ return([]) }}
@@ -293,35 +226,13 @@
     {%- endset -%}
     {%- set query -%}
         with unread_files as (
+            -- only the marks Parquet puts at a file's start and end are looked at
             select
                 path,
                 {{ visitor_lookup_file_key('path') }} as file_key,
-                substring(content, 1, 4) = x'50415231' and substring(content, -4, 4) = x'50415231' as marked_as_parquet,
-                content
+                substring(content, 1, 4) = x'50415231' and substring(content, -4, 4) = x'50415231' as marked_as_parquet
             from binaryfile.{{ adapter.quote(folder) }}
             where path in ({{ path_list }})
-        ),
-
-        footers as (
-            -- A Parquet file ends with its footer, the footer's length (4 bytes, little-endian) and PAR1.
-            select
-                path,
-                file_key,
-                marked_as_parquet,
-                hex(substring(content, -8 - footer_length, footer_length)) as footer
-            from (
-                select
-                    path,
-                    file_key,
-                    marked_as_parquet,
-                    content,
-                    case
-                        when marked_as_parquet then try_cast(conv(
-                            regexp_replace(hex(substring(content, -8, 4)), '(..)(..)(..)(..)', '$4$3$2$1'), 16, 10
-                        ) as int)
-                    end as footer_length
-                from unread_files
-            )
         ),
 
         rows_per_file as (
@@ -343,7 +254,7 @@
         ),
 
         numbers_per_file as (
-            -- the same with the times read as 64-bit numbers, as Spark reads nanosecond timestamps
+            -- the same with the times read as 64-bit numbers
             select
                 input_file_name() as file_uri,
                 {{ rows_with_any_column }} as events
@@ -370,80 +281,31 @@
                 {{ visitor_lookup_file_key('file_uri') }} as file_key,
                 events
             from events_per_file
-        ),
-
-        nanosecond_times as (
-            select
-                path,
-                file_key,
-                marked_as_parquet,
-                filter(
-                    array(
-                        {%- for name in times %}
-                        case
-                            when {{ visitor_lookup_nanosecond_time_in_footer('footer', name) }}
-                                then {{ visitor_lookup_string_literal(name) }}
-                        end{{ ',' if not loop.last }}
-                        {%- endfor %}
-                    ),
-                    name -> name is not null
-                ) as nanosecond_times
-            from footers
         )
 
+        -- null-safe, so that each key is made once per file (visitor_lookup_check_event_files)
         select
-            nanosecond_times.path,
+            unread_files.path,
             case
-                when not nanosecond_times.marked_as_parquet then 'is not a Parquet file, or was cut short'
+                when not unread_files.marked_as_parquet then 'is not a Parquet file, or was cut short'
                 when events_read.events > 0 then null
-                when numbers_read.events > 0 and size(nanosecond_times.nanosecond_times) > 0 then null
                 when numbers_read.events > 0
-                    then 'stores a time ({{ times | join(", ") }}) as 64-bit numbers, not as timestamps '
-                    || '(map it with visitor_lookup__event_columns and visitor_lookup__event_file_columns)'
+                    then 'stores a time ({{ times | join(", ") }}) as 64-bit numbers or nanosecond timestamps, '
+                    || 'which Spark reads only as numbers (write it again with microsecond timestamps, '
+                    || 'or map the numbers with visitor_lookup__event_columns and visitor_lookup__event_file_columns)'
                 when rows_read.row_count > 0
                     then 'has a column of another type ({% for type in types -%}
                         {{ file_columns.items() | selectattr('1', 'equalto', type) | map('first') | join(', ') }}: {{ type }}
                         {{- '; ' if not loop.last }}
                     {%- endfor %})'
-            end as problem,
-            -- as text: a driver may hand an array back as its JSON
-            case
-                when coalesce(events_read.events, 0) = 0 and numbers_read.events > 0
-                    then array_join(nanosecond_times.nanosecond_times, ',')
-            end as nanosecond_times
-        -- null-safe, so that each key is made once per file (visitor_lookup_check_event_files)
-        from nanosecond_times
+            end as problem
+        from unread_files
         left join rows_read
-            on nanosecond_times.file_key <=> rows_read.file_key
+            on unread_files.file_key <=> rows_read.file_key
         left join events_read
-            on nanosecond_times.file_key <=> events_read.file_key
+            on unread_files.file_key <=> events_read.file_key
         left join numbers_read
-            on nanosecond_times.file_key <=> numbers_read.file_key
+            on unread_files.file_key <=> numbers_read.file_key
     {%- endset -%}
-    {%- set files = [] -%}
-    {%- for file in run_query(query).rows if file.problem is not none or file.nanosecond_times -%}
-        {%- do files.append(file) -%}
-    {%- endfor -%}
-    {{ return(files) }}
+    {{ return(run_query(query).rows | rejectattr('problem', 'none') | list) }}
 {% endmacro %}
-
-
-{% macro visitor_lookup_nanosecond_time_in_footer(footer, name) %}
-    {#-
-        Whether a Parquet footer (hex) declares the column `name` a
-        timestamp in nanoseconds. The footer is Thrift's compact encoding:
-        the column's schema element holds its name (field 4, its length
-        then its bytes), optional whole numbers (fields 5 to 9), then its
-        logical type (field 10): TIMESTAMP (8), adjusted to UTC or not, of
-        the unit NANOS (3).
-    -#}
-    rlike(
-        {{ footer }},
-        concat(
-            '^(?:[0-9A-F]{2})*?[0-9A-F]8',
-            lpad(hex(octet_length({{ visitor_lookup_string_literal(name) }})), 2, '0'),
-            hex({{ visitor_lookup_string_literal(name) }}),
-            '(?:[1-5]5(?:[89A-F][0-9A-F])*[0-7][0-9A-F])*[1-6]C8C1[12]1C3C'
-        )
-    )
-{%- endmacro %}

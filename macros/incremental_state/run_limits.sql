@@ -124,7 +124,6 @@
         listing_digest=none,
         listing_last_modified=none,
         listing_files=none,
-        nanosecond_files=fromjson(previous_row.get('nanosecond_files') or '{}'),
     )) }}
 {% endmacro %}
 
@@ -134,8 +133,8 @@
         A scalar subquery: the previous run's limits row (base_new_event_limits
         before this run replaces it) as JSON, with files_since (when it
         computed its limits, less the clock-skew allowance), run_number,
-        listing_digest, listing_last_modified, listing_files, new_files_after
-        and nanosecond_files.
+        listing_digest, listing_last_modified, listing_files and
+        new_files_after.
     -#}
     {%- set skew_minutes = visitor_lookup_var_whole_number('visitor_lookup__max_clock_skew_minutes', 0) -%}
     {%- set query -%}
@@ -146,8 +145,7 @@
                 'listing_digest', listing_digest,
                 'listing_last_modified', {{ visitor_lookup_timestamp_text('listing_last_modified') }},
                 'listing_files', listing_files,
-                'new_files_after', {{ visitor_lookup_timestamp_text('new_files_after') }},
-                'nanosecond_files', nanosecond_files
+                'new_files_after', {{ visitor_lookup_timestamp_text('new_files_after') }}
             ))
             from {{ previous }}
         )
@@ -178,8 +176,7 @@
         listing_digest=listing.digest,
         listing_last_modified=listing.last_modified,
         listing_files=listing.files,
-        new_files=listing.new_files,
-        nanosecond_files=listing.nanosecond_files) -%}
+        new_files=listing.new_files) -%}
     {%- set unchanged = listing.digest_through_previous == limits.previous_listing_digest -%}
     {%- if limits.state == 4 and limits.read_again_from is none and listing.digest is not none and unchanged
         and limits.previous_run_number == limits.confirmed_run_number -%}
@@ -251,7 +248,7 @@
         {{ return({
             'state': 1, 'lower_limit': '1970-01-01 00:00:00', 'upper_limit': '1970-01-01 00:00:00',
             'run_number': 1, 'confirmed_run_number': 0, 'max_last_success': none, 'reads_lookback': true,
-            'new_files_after': none, 'new_files': none, 'nanosecond_files': {},
+            'new_files_after': none, 'new_files': none,
         }) }}
     {%- endif -%}
     {%- set key = 'run limits ' ~ limits_relation -%}
@@ -270,8 +267,7 @@
             {{ visitor_lookup_timestamp_text('max_last_success') }} as max_last_success,
             reads_lookback,
             {{ visitor_lookup_timestamp_text('new_files_after') }} as new_files_after,
-            new_files,
-            nanosecond_files
+            new_files
         from {{ limits_relation }}
     {%- endset -%}
     {%- set row = visitor_lookup_fetch_once(key, query) -%}
@@ -285,6 +281,5 @@
         'reads_lookback': row['reads_lookback'],
         'new_files_after': row['new_files_after'],
         'new_files': row['new_files'],
-        'nanosecond_files': fromjson(row['nanosecond_files']) if row['nanosecond_files'] else {},
     }) }}
 {% endmacro %}

@@ -22,7 +22,7 @@
 {%- set requests_relation = source('visitor_lookup_erasure', 'erasure_requests') -%}
 {%- set erasure = visitor_lookup_erasure_reads(erasures_relation) -%}
 {%- set events_source = source('visitor_lookup', 'pageviews') -%}
-{%- set events = visitor_lookup_events_read(events_source, nanosecond_files=limits.nanosecond_files) -%}
+{%- set events = visitor_lookup_events_read(events_source) -%}
 {%- set layout = visitor_lookup_event_layout() -%}
 {#- A folder's files new since the last run that completed, read whole apart from the range (state 3 or 4). -#}
 {%- set recent_files = visitor_lookup_recent_event_files(events_source, limits) %}

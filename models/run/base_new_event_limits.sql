@@ -22,8 +22,7 @@
 {%- set resolved = visitor_lookup_resolve_run_limits(manifest, this) -%}
 {%- set events = source('visitor_lookup', 'pageviews') -%}
 {%- set listing = visitor_lookup_check_event_files(
-    events, resolved.files_since, resolved.previous_listing_last_modified, resolved.new_files_after,
-    resolved.nanosecond_files
+    events, resolved.files_since, resolved.previous_listing_last_modified, resolved.new_files_after
 ) -%}
 {%- set limits = visitor_lookup_skip_lookback(resolved, listing) -%}
 {%- do visitor_lookup_log_run_limits(limits) -%}
@@ -33,7 +32,6 @@
     'run_number': limits.run_number, 'confirmed_run_number': limits.confirmed_run_number,
     'max_last_success': limits.max_last_success, 'reads_lookback': limits.reads_lookback,
     'new_files_after': limits.new_files_after, 'new_files': limits.new_files,
-    'nanosecond_files': tojson(limits.nanosecond_files) if limits.nanosecond_files else none,
 }) -%}
 {%- else -%}
     {%- set limits = {
@@ -41,7 +39,7 @@
         'min_last_success': none, 'max_last_success': none, 'models_in_manifest': 0, 'models_missing': [],
         'run_number': 1, 'confirmed_run_number': 0, 'reads_lookback': true, 'new_files_after': none,
         'new_files': none, 'listing_digest': none, 'listing_last_modified': none, 'listing_files': none,
-        'computed_at': none, 'nanosecond_files': {},
+        'computed_at': none,
     } -%}
 {%- endif %}
 
@@ -62,6 +60,4 @@ select
     {{ limits.listing_digest if limits.listing_digest is not none else 'cast(null as bigint)' }} as listing_digest,
     {{ visitor_lookup_timestamp_literal(limits.listing_last_modified) }} as listing_last_modified,
     {{ limits.listing_files if limits.listing_files is not none else 'cast(null as bigint)' }} as listing_files,
-    {{ visitor_lookup_string_literal(tojson(limits.nanosecond_files) if limits.nanosecond_files else none) }}
-        as nanosecond_files,
     {{ visitor_lookup_timestamp_literal(limits.computed_at) }} as computed_at
