@@ -103,28 +103,27 @@
     {%- set query -%}
         select
             {%- if read_requests %}
+            {#- one read of the requests: the first five bad ones, how many, how many not done yet -#}
             (
-                select concat_ws(', ', collect_list(coalesce(request_id, 'NULL')))
-                from (
-                    select request_id
-                    from {{ requests }}
-                    where
-                        {{ visitor_lookup_normalise_id('user_id') }} is null
-                        and {{ visitor_lookup_normalise_id('visitor_cookie_id') }} is null
-                        or request_id is null
-                    limit 5
-                ) as bad
-            ) as bad_requests,
-            (select count(*) from {{ requests }}) as requests,
-            (
-                select
+                select to_json(named_struct(
+                    'bad', concat_ws(', ', slice(collect_list(
+                        case
+                            when
+                                {{ visitor_lookup_normalise_id('user_id') }} is null
+                                and {{ visitor_lookup_normalise_id('visitor_cookie_id') }} is null
+                                or request_id is null
+                                then coalesce(request_id, 'NULL')
+                        end
+                    ), 1, 5)),
+                    'requests', count(*),
                     {%- if erasure_log is none %}
-                    count(*)
+                    'pending', count(*)
                     {%- else %}
-                    count_if(request_id not in (select done.request_id from {{ erasure_log }} as done))
+                    'pending', count_if(request_id not in (select done.request_id from {{ erasure_log }} as done))
                     {%- endif %}
+                ))
                 from {{ requests }}
-            ) as pending_requests,
+            ) as erasure_requests,
             {%- endif %}
             {%- if count_erased_cookies %}
             (select count(*) from {{ erased_cookies }}) as erased_cookies_kept,
@@ -162,11 +161,13 @@
             {{ visitor_lookup_timestamp_text('current_timestamp()') }} as started_at
     {%- endset -%}
     {%- set row = run_query(query).rows[0] -%}
+    {%- set erasure_requests = fromjson(row['erasure_requests']) if read_requests
+        else {'bad': '', 'requests': 0, 'pending': 0} -%}
     {%- set facts = {
         'stored_prefix_length': listed_prefix_length | int if listed_prefix_differs else none,
-        'bad_requests': (row['bad_requests'] or '') if read_requests else '',
-        'requests': row['requests'] if read_requests else 0,
-        'pending_requests': row['pending_requests'] if read_requests else 0,
+        'bad_requests': erasure_requests['bad'] or '',
+        'requests': erasure_requests['requests'],
+        'pending_requests': erasure_requests['pending'],
         'erased_cookies_kept': row['erased_cookies_kept'] if count_erased_cookies else 0,
         'earliest_held': row['earliest_held'] if find_held else none,
         'manifest_rows': fromjson(row['manifest_rows'] or '[]') if manifest is not none else none,
