@@ -190,18 +190,23 @@ def java_flags(output: str, *names: str) -> dict[str, str]:
     return {fields[1]: fields[3] for fields in found if len(fields) > 3 and fields[1] in names}
 
 
-def test_a_dbt_process_maps_the_class_archive_with_the_parallel_collector_and_quick_compilation(
+def test_a_dbt_process_maps_the_class_archive_with_the_parallel_collector_quick_compilation_and_utc(
     tmp_path: Path,
 ) -> None:
     # -Xshare:on: a JVM that cannot map the archive stops instead of starting without it;
-    # -Xlog:gc prints the collector the JVM chose, -XX:+PrintFlagsFinal its flags
+    # -Xlog:gc prints the collector the JVM chose, -XX:+PrintFlagsFinal its flags, -XshowSettings its
+    # properties: the JVM's zone UTC on a machine in another (Delta's every commit is quicker in UTC)
     done = dbt_process(
-        tmp_path, "debug", VISITOR_LOOKUP_JAVA_OPTIONS="-Xshare:on -Xlog:gc -XX:+PrintFlagsFinal"
+        tmp_path,
+        "debug",
+        VISITOR_LOOKUP_JAVA_OPTIONS="-Xshare:on -Xlog:gc -XX:+PrintFlagsFinal -XshowSettings:properties",
+        TZ="America/New_York",
     )
     assert "Connection test: [OK connection ok]" in done.stdout, done.stdout + done.stderr
     assert "Using Parallel" in done.stdout + done.stderr, done.stdout + done.stderr
     flags = java_flags(done.stdout + done.stderr, "TieredStopAtLevel", "ReservedCodeCacheSize")
     assert flags == {"TieredStopAtLevel": "1", "ReservedCodeCacheSize": str(240 * 1024 * 1024)}
+    assert "user.timezone = UTC" in done.stderr, done.stderr
 
 
 def test_java_options_bring_another_collector_and_the_optimising_compiler_back(tmp_path: Path) -> None:
