@@ -51,8 +51,8 @@
 {% macro action_merge_built_rows(relation) %}
     {#-
         How many rows a table just built holds. On Delta its commit says so
-        (DESCRIBE HISTORY's numOutputRows), where a count loads the table's
-        state first (a third of a second a table here); a count otherwise.
+        (DESCRIBE HISTORY's numOutputRows), where a count would load the
+        table's state first (docs/performance.md); a count otherwise.
     -#}
     {%- if visitor_lookup_is_delta_target() -%}
         {%- set commit = run_query('describe history ' ~ relation ~ ' limit 1').rows[0] -%}
