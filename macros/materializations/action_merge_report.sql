@@ -57,7 +57,7 @@
     {%- if visitor_lookup_is_delta_target() -%}
         {%- set commit = run_query('describe history ' ~ relation ~ ' limit 1').rows[0] -%}
         {#- dbt hands a map column back as its JSON -#}
-        {%- set metrics = fromjson(commit['operationMetrics']) or {} -%}
+        {%- set metrics = fromjson(commit['operationMetrics']) -%}
         {%- if commit['operation'].endswith('AS SELECT') and metrics is mapping and 'numOutputRows' in metrics -%}
             {{ return(metrics['numOutputRows'] | int) }}
         {%- endif -%}
